@@ -1,0 +1,79 @@
+/*
+ * registry.c - the list of alltoallv algorithms.
+ *
+ * One entry per algorithm file: its stable id, its name (the API, the
+ * XCHG_ALLTOALLV_ALGO variable and xchg-bench all use it), the function,
+ * and one line on when it wins (the README's algorithm list says the same).
+ * Adding an algorithm: write src/alltoallv/NAME.c with the xchg_alltoallv_fn
+ * signature, add its id to xchg.h and one line here.
+ */
+#include "xchg_internal.h"
+
+#include <string.h>
+
+int xchg_alltoallv_vendor(xchg_call *c);
+int xchg_alltoallv_linear(xchg_call *c);
+int xchg_alltoallv_pairwise(xchg_call *c);
+int xchg_alltoallv_scattered(xchg_call *c);
+
+static const xchg_algo_info registry[] = {
+    {XCHG_ALGO_VENDOR, "vendor", xchg_alltoallv_vendor,
+     "the MPI library's MPI_Alltoallv: the baseline"},
+    {XCHG_ALGO_LINEAR, "linear", xchg_alltoallv_linear,
+     "all messages posted at once: medium P, medium and large messages"},
+    {XCHG_ALGO_PAIRWISE, "pairwise", xchg_alltoallv_pairwise,
+     "one partner per step: large messages, where contention matters more than latency"},
+    {XCHG_ALGO_SCATTERED, "scattered", xchg_alltoallv_scattered,
+     "linear with at most XCHG_THROTTLE requests in flight: large P with medium messages"},
+};
+
+enum { REGISTRY_N = (int)(sizeof registry / sizeof registry[0]) };
+
+int xchg_registry_count(void) { return REGISTRY_N; }
+
+const xchg_algo_info *xchg_registry_at(int i)
+{
+    return (i >= 0 && i < REGISTRY_N) ? &registry[i] : NULL;
+}
+
+const xchg_algo_info *xchg_registry_find(xchg_algo id)
+{
+    for (int i = 0; i < REGISTRY_N; i++)
+        if (registry[i].id == id)
+            return &registry[i];
+    return NULL;
+}
+
+const xchg_algo_info *xchg_registry_find_name(const char *name)
+{
+    if (!name)
+        return NULL;
+    for (int i = 0; i < REGISTRY_N; i++)
+        if (strcmp(registry[i].name, name) == 0)
+            return &registry[i];
+    return NULL;
+}
+
+xchg_algo xchg_algo_from_name(const char *name)
+{
+    if (name && strcmp(name, "auto") == 0)
+        return XCHG_ALGO_AUTO;
+    const xchg_algo_info *a = xchg_registry_find_name(name);
+    return a ? a->id : XCHG_ALGO_INVALID;
+}
+
+const char *xchg_algo_name(xchg_algo algo)
+{
+    if (algo == XCHG_ALGO_AUTO)
+        return "auto";
+    const xchg_algo_info *a = xchg_registry_find(algo);
+    return a ? a->name : NULL;
+}
+
+int xchg_algo_count(void) { return REGISTRY_N; }
+
+xchg_algo xchg_algo_at(int i)
+{
+    const xchg_algo_info *a = xchg_registry_at(i);
+    return a ? a->id : XCHG_ALGO_INVALID;
+}

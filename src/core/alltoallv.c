@@ -1,0 +1,178 @@
+/*
+ * alltoallv.c - the public xchg_alltoallv entry points.
+ *
+ * Checks arguments before any communication (each error names the argument
+ * and goes through the caller's error handler), resolves MPI_IN_PLACE once
+ * for all algorithms, picks the algorithm (forced, environment, or auto),
+ * runs it on the private communicator and records what it did.
+ */
+#include "xchg_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int check_type(MPI_Datatype t, const char *arg)
+{
+    if (t == MPI_DATATYPE_NULL)
+        return xchg_error_code(MPI_ERR_TYPE, "%s is MPI_DATATYPE_NULL", arg);
+    if (xchg_type_check_committed(t) != MPI_SUCCESS)
+        return xchg_error_code(MPI_ERR_TYPE, "%s is not a committed datatype "
+                               "(call MPI_Type_commit first)", arg);
+    return MPI_SUCCESS;
+}
+
+static int check_counts(const int counts[], const int displs[], int P,
+                        const char *cname, const char *dname)
+{
+    if (!counts)
+        return xchg_error_code(MPI_ERR_ARG, "%s is NULL", cname);
+    if (!displs)
+        return xchg_error_code(MPI_ERR_ARG, "%s is NULL", dname);
+    for (int i = 0; i < P; i++)
+        if (counts[i] < 0)
+            return xchg_error_code(MPI_ERR_COUNT, "%s[%d] is negative (%d)", cname, i,
+                                   counts[i]);
+    return MPI_SUCCESS;
+}
+
+static int check_args(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                      MPI_Datatype sendtype, const void *recvbuf, const int recvcounts[],
+                      const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    int flag = 0, P = 0, rc;
+    if (comm == MPI_COMM_NULL)
+        return xchg_error_code(MPI_ERR_COMM, "comm is MPI_COMM_NULL");
+    if (MPI_Comm_test_inter(comm, &flag) != MPI_SUCCESS)
+        return xchg_error_code(MPI_ERR_COMM, "comm is not a valid communicator");
+    if (flag)
+        return xchg_error_code(MPI_ERR_COMM, "comm is an intercommunicator, which xchg "
+                               "does not support");
+    MPI_Comm_size(comm, &P);
+    if (recvbuf == MPI_IN_PLACE)
+        return xchg_error_code(MPI_ERR_BUFFER, "recvbuf is MPI_IN_PLACE: only sendbuf "
+                               "may be MPI_IN_PLACE");
+    if ((rc = check_counts(recvcounts, rdispls, P, "recvcounts", "rdispls")) != MPI_SUCCESS)
+        return rc;
+    if ((rc = check_type(recvtype, "recvtype")) != MPI_SUCCESS)
+        return rc;
+    if (sendbuf == MPI_IN_PLACE)
+        return MPI_SUCCESS; /* send arguments are ignored */
+    if ((rc = check_counts(sendcounts, sdispls, P, "sendcounts", "sdispls")) != MPI_SUCCESS)
+        return rc;
+    return check_type(sendtype, "sendtype");
+}
+
+/* MPI_IN_PLACE: data to send is in recvbuf, laid out by recvcounts/rdispls.
+ * Copy the byte span those blocks cover into a temporary buffer and send
+ * from there with the receive layout; the algorithm then writes recvbuf as
+ * usual, touching only the received blocks. */
+static int resolve_in_place(xchg_call *c, void **tmp, size_t *tmpbytes)
+{
+    MPI_Aint lo = 0, hi = 0;
+    int any = 0;
+    for (int i = 0; i < c->size; i++) {
+        if (c->recvcounts[i] == 0 || c->rt.size == 0)
+            continue;
+        MPI_Aint b = (MPI_Aint)c->rdispls[i] * c->rt.extent + c->rt.true_lb;
+        MPI_Aint e = b + (MPI_Aint)(c->recvcounts[i] - 1) * c->rt.extent + c->rt.true_extent;
+        if (!any || b < lo) lo = b;
+        if (!any || e > hi) hi = e;
+        any = 1;
+    }
+    int err = MPI_SUCCESS;
+    *tmpbytes = any ? (size_t)(hi - lo) : 0;
+    *tmp = xchg_temp_alloc(c, *tmpbytes, "MPI_IN_PLACE copy of recvbuf", &err);
+    if (!*tmp)
+        return err;
+    if (any)
+        memcpy(*tmp, (char *)c->recvbuf + lo, *tmpbytes);
+    /* Same layout as recvbuf: element d of the copy is at tmp - lo + d*extent. */
+    c->sendbuf = (char *)*tmp - lo;
+    c->sendcounts = c->recvcounts;
+    c->sdispls = c->rdispls;
+    c->st = c->rt;
+    return MPI_SUCCESS;
+}
+
+static int run(xchg_algo algo, int from_env, const void *sendbuf, const int sendcounts[],
+               const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+               const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+               MPI_Comm comm)
+{
+    int rc = check_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                        rdispls, recvtype, comm);
+    if (rc != MPI_SUCCESS)
+        return xchg_raise(comm, rc);
+
+    if (from_env) {
+        const char *name = getenv("XCHG_ALLTOALLV_ALGO");
+        if (name && *name) {
+            algo = xchg_algo_from_name(name);
+            if (algo == XCHG_ALGO_INVALID)
+                return xchg_raise(comm, xchg_error_code(MPI_ERR_ARG,
+                                  "XCHG_ALLTOALLV_ALGO=%s names no algorithm of this build "
+                                  "(see xchg_algo_count/xchg_algo_at, or xchg-bench --list)",
+                                  name));
+        }
+    }
+    if (algo != XCHG_ALGO_AUTO && !xchg_registry_find(algo))
+        return xchg_raise(comm, xchg_error_code(MPI_ERR_ARG, "algo %d is not an algorithm "
+                          "of this build", (int)algo));
+
+    xchg_comm_state *cs;
+    if ((rc = xchg_comm_state_get(comm, &cs)) != MPI_SUCCESS)
+        return xchg_raise(comm, rc);
+
+    xchg_call c;
+    memset(&c, 0, sizeof c);
+    c.sendbuf = sendbuf;
+    c.sendcounts = sendcounts;
+    c.sdispls = sdispls;
+    c.recvbuf = recvbuf;
+    c.recvcounts = recvcounts;
+    c.rdispls = rdispls;
+    c.comm = cs->pcomm;
+    c.cs = cs;
+    c.rank = cs->rank;
+    c.size = cs->size;
+    c.temp_limit = xchg_temp_limit();
+    rc = xchg_typeinfo_get(recvtype, &c.rt);
+    if (rc == MPI_SUCCESS && sendbuf != MPI_IN_PLACE)
+        rc = xchg_typeinfo_get(sendtype, &c.st);
+    if (rc != MPI_SUCCESS)
+        return xchg_raise(comm, rc);
+
+    void *inplace = NULL;
+    size_t inplace_bytes = 0;
+    if (sendbuf == MPI_IN_PLACE && (rc = resolve_in_place(&c, &inplace, &inplace_bytes)) != MPI_SUCCESS)
+        return xchg_raise(comm, rc);
+
+    if (algo == XCHG_ALGO_AUTO)
+        rc = xchg_select_alltoallv(&c, &algo);
+    if (rc == MPI_SUCCESS)
+        rc = xchg_registry_find(algo)->run(&c);
+
+    xchg_temp_free(&c, inplace, inplace_bytes);
+    cs->calls++;
+    cs->last.algo = algo;
+    cs->last.temp_bytes = c.temp_peak;
+    cs->last.calls = cs->calls;
+    return xchg_raise(comm, rc);
+}
+
+int xchg_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return run(XCHG_ALGO_AUTO, 1, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+               recvcounts, rdispls, recvtype, comm);
+}
+
+int xchg_alltoallv_algo(xchg_algo algo, const void *sendbuf, const int sendcounts[],
+                        const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                        const int recvcounts[], const int rdispls[],
+                        MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return run(algo, 0, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+               rdispls, recvtype, comm);
+}

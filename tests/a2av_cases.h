@@ -1,0 +1,60 @@
+/*
+ * a2av_cases.h - alltoallv test cases, checked against MPI_Alltoallv.
+ *
+ * A case is a pattern of counts (the same P x P matrix built from a seed on
+ * every rank), a layout of displacements, a pair of send/receive datatypes
+ * and whether the call is MPI_IN_PLACE. a2av_case_check runs MPI_Alltoallv
+ * and the exchange under test on identical inputs, with receive buffers
+ * pre-filled identically (sentinel bytes, or the in-place data), and
+ * compares the whole receive buffers byte for byte: received blocks must
+ * agree and bytes MPI leaves alone must stay alone.
+ *
+ * Uses only xchg.h and MPI, so it tests the library as a user sees it.
+ */
+#ifndef A2AV_CASES_H
+#define A2AV_CASES_H
+
+#include <mpi.h>
+#include <stddef.h>
+
+typedef struct a2av_case {
+    char name[160];
+    int P, rank;
+    int *sendcounts, *sdispls, *recvcounts, *rdispls;
+    MPI_Datatype sendtype, recvtype; /* owned (freed) when derived */
+    char *sendbuf;
+    size_t sendbytes;
+    char *recv_init;                 /* initial receive buffer contents */
+    size_t recvbytes;
+    int in_place;
+    int expect_ints;                 /* 1: values can be checked by formula too */
+    char pattern[32];
+    unsigned seed;
+} a2av_case;
+
+/* Patterns: random sparse zero hot imbalance self onesided large tiny.
+ * Layouts: contig gaps_reversed.
+ * Types: int pair_vs_int vector_vs_contig int_vs_resized lb_shift.
+ * Returns 0 on success, -1 for an unknown name. Collective-free. */
+int a2av_case_build(a2av_case *c, MPI_Comm comm, const char *pattern,
+                    const char *layout, const char *types, int in_place,
+                    unsigned seed);
+void a2av_case_free(a2av_case *c);
+
+/* The exchange under test: MPI_Alltoallv's signature plus a context. */
+typedef int (*a2av_runner)(void *ctx, const void *sendbuf, const int sendcounts[],
+                           const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                           const int recvcounts[], const int rdispls[],
+                           MPI_Datatype recvtype, MPI_Comm comm);
+
+/* Runs reference and runner once each on comm. Collective over comm.
+ * Returns 1 if this rank's result matches, 0 if not (why says how). */
+int a2av_case_check(const a2av_case *c, MPI_Comm comm, a2av_runner run, void *ctx,
+                    char *why, size_t whylen);
+
+/* Lists used by the drivers. */
+extern const char *const a2av_patterns[];
+extern const char *const a2av_layouts[];
+extern const char *const a2av_types[];
+
+#endif

@@ -1,0 +1,183 @@
+/*
+ * test_alltoallv.c - every registered algorithm against MPI_Alltoallv.
+ *
+ * Written against xchg.h only: algorithms are forced by name through
+ * xchg_alltoallv_algo(xchg_algo_from_name(name), ...), exactly as a user
+ * would. For each algorithm it runs every pattern, layouts with gaps and
+ * reversed order, non-contiguous and differing datatypes, MPI_IN_PLACE, a
+ * split sub-communicator and 100 calls in a row, and compares the whole
+ * receive buffer with MPI_Alltoallv's (see a2av_cases.h).
+ *
+ * Usage: test_alltoallv [algo ...]   (default: every algorithm of the build,
+ * then xchg_alltoallv itself with its automatic choice)
+ * Prints "N passed, M failed" and exits non-zero on any failure.
+ */
+#include "a2av_cases.h"
+#include "xchg.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int npass, nfail;
+static int world_rank;
+
+static int run_algo(void *ctx, const void *sb, const int sc[], const int sd[],
+                    MPI_Datatype st, void *rb, const int rc[], const int rd[],
+                    MPI_Datatype rt, MPI_Comm comm)
+{
+    xchg_algo a = *(xchg_algo *)ctx;
+    if (a == XCHG_ALGO_AUTO) /* the plain entry point, as users call it */
+        return xchg_alltoallv(sb, sc, sd, st, rb, rc, rd, rt, comm);
+    return xchg_alltoallv_algo(a, sb, sc, sd, st, rb, rc, rd, rt, comm);
+}
+
+/* Checks one case on comm; every rank of MPI_COMM_WORLD takes part in the
+ * verdict (ranks outside comm pass ok=1). */
+static void verdict(const char *algo, const char *what, int ok, const char *why)
+{
+    int all_ok = 0;
+    if (!ok)
+        fprintf(stderr, "FAIL [rank %d] %s %s: %s\n", world_rank, algo, what, why);
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (all_ok)
+        npass++;
+    else
+        nfail++;
+    if (!all_ok && world_rank == 0)
+        fprintf(stderr, "FAILED: %s %s\n", algo, what);
+}
+
+static int check_one(xchg_algo *algo, MPI_Comm comm, const char *pat, const char *lay,
+                     const char *types, int in_place, unsigned seed, char *name, size_t nlen,
+                     char *why, size_t wlen)
+{
+    a2av_case c;
+    if (a2av_case_build(&c, comm, pat, lay, types, in_place, seed) != 0) {
+        snprintf(why, wlen, "cannot build case");
+        return 0;
+    }
+    snprintf(name, nlen, "%s", c.name);
+    int ok = a2av_case_check(&c, comm, run_algo, algo, why, wlen);
+    if (ok && *algo != XCHG_ALGO_AUTO) {
+        xchg_stats s;
+        if (xchg_get_stats(comm, &s) != MPI_SUCCESS || s.algo != *algo) {
+            snprintf(why, wlen, "xchg_get_stats reports algorithm %d, expected %d", (int)s.algo,
+                     (int)*algo);
+            ok = 0;
+        }
+    }
+    a2av_case_free(&c);
+    return ok;
+}
+
+static void test_algo(const char *name)
+{
+    xchg_algo algo = xchg_algo_from_name(name);
+    char cname[200], why[512];
+    if (algo == XCHG_ALGO_INVALID) {
+        verdict(name, "name lookup", 0, "xchg_algo_from_name does not know it");
+        return;
+    }
+    if (algo != XCHG_ALGO_AUTO && strcmp(xchg_algo_name(algo), name) != 0) {
+        verdict(name, "name round trip", 0, "xchg_algo_name(xchg_algo_from_name(n)) != n");
+        return;
+    }
+    unsigned seed = 11;
+    /* every pattern, plain ints */
+    for (int p = 0; a2av_patterns[p]; p++) {
+        int ok = check_one(&algo, MPI_COMM_WORLD, a2av_patterns[p], "contig", "int", 0,
+                           seed++, cname, sizeof cname, why, sizeof why);
+        verdict(name, cname, ok, why);
+    }
+    /* every datatype pair and layout on random, sparse and zero counts */
+    const char *pats[] = {"random", "sparse", "zero", "onesided"};
+    for (int p = 0; p < 4; p++)
+        for (int l = 0; a2av_layouts[l]; l++)
+            for (int t = 0; a2av_types[t]; t++) {
+                if (!strcmp(a2av_layouts[l], "contig") && !strcmp(a2av_types[t], "int"))
+                    continue; /* done above */
+                int ok = check_one(&algo, MPI_COMM_WORLD, pats[p], a2av_layouts[l],
+                                   a2av_types[t], 0, seed++, cname, sizeof cname, why,
+                                   sizeof why);
+                verdict(name, cname, ok, why);
+            }
+    /* a large exchange with a non-contiguous type */
+    {
+        int ok = check_one(&algo, MPI_COMM_WORLD, "large", "gaps_reversed", "vector_vs_contig",
+                           0, seed++, cname, sizeof cname, why, sizeof why);
+        verdict(name, cname, ok, why);
+    }
+    /* MPI_IN_PLACE (symmetric counts), plain and with a resized receive type */
+    const char *ip_pats[] = {"random", "sparse", "zero", "self", "onesided", "imbalance"};
+    const char *ip_types[] = {"int", "int_vs_resized"};
+    for (int p = 0; p < 6; p++)
+        for (int t = 0; t < 2; t++) {
+            int ok = check_one(&algo, MPI_COMM_WORLD, ip_pats[p],
+                               t ? "gaps_reversed" : "contig", ip_types[t], 1, seed++, cname,
+                               sizeof cname, why, sizeof why);
+            verdict(name, cname, ok, why);
+        }
+    /* a split sub-communicator: odd and even ranks, in reverse order */
+    {
+        MPI_Comm sub;
+        int wsize;
+        MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+        MPI_Comm_split(MPI_COMM_WORLD, world_rank % 2, wsize - world_rank, &sub);
+        MPI_Comm_set_errhandler(sub, MPI_ERRORS_RETURN);
+        int ok = check_one(&algo, sub, "random", "gaps_reversed", "pair_vs_int", 0, seed++,
+                           cname, sizeof cname, why, sizeof why);
+        char label[256];
+        snprintf(label, sizeof label, "split-comm %s", cname);
+        verdict(name, label, ok, why);
+        MPI_Comm_free(&sub);
+    }
+    /* 100 calls in a row on one communicator, a new pattern each time */
+    {
+        MPI_Comm c2;
+        MPI_Comm_dup(MPI_COMM_WORLD, &c2);
+        MPI_Comm_set_errhandler(c2, MPI_ERRORS_RETURN);
+        int ok = 1;
+        for (int it = 0; it < 100 && ok; it++) {
+            ok = check_one(&algo, c2, it % 3 == 2 ? "sparse" : "random",
+                           it % 2 ? "gaps_reversed" : "contig", it % 4 == 3 ? "vector_vs_contig" : "int",
+                           0, 1000u + (unsigned)it, cname, sizeof cname, why, sizeof why);
+            int all;
+            MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, c2);
+            if (!all && ok) {
+                ok = 0;
+                snprintf(why, sizeof why, "another rank failed at call %d", it);
+            }
+        }
+        xchg_stats s;
+        if (ok && algo != XCHG_ALGO_AUTO &&
+            (xchg_get_stats(c2, &s) != MPI_SUCCESS || s.calls != 100)) {
+            ok = 0;
+            snprintf(why, sizeof why, "xchg_get_stats counts %lu calls, expected 100", s.calls);
+        }
+        verdict(name, "100 calls in a row", ok, why);
+        MPI_Comm_free(&c2);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    int P;
+    MPI_Comm_size(MPI_COMM_WORLD, &P);
+
+    if (argc > 1) {
+        for (int i = 1; i < argc; i++)
+            test_algo(argv[i]);
+    } else {
+        for (int i = 0; i < xchg_algo_count(); i++)
+            test_algo(xchg_algo_name(xchg_algo_at(i)));
+        test_algo("auto");
+    }
+    if (world_rank == 0)
+        printf("test_alltoallv on %d ranks: %d passed, %d failed\n", P, npass, nfail);
+    MPI_Finalize();
+    return nfail ? 1 : 0;
+}

@@ -1,0 +1,152 @@
+/*
+ * test_errors.c - bad arguments give the right MPI error class, a message
+ * naming the argument, go through the communicator's error handler, and
+ * leave the process usable.
+ */
+#include "xchg.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int npass, nfail, rank;
+static int handler_calls;
+
+static void count_handler(MPI_Comm *comm, int *code, ...)
+{
+    (void)comm; (void)code;
+    handler_calls++;
+}
+
+static void expect(const char *what, int rc, int eclass, const char *needle)
+{
+    int cls = MPI_SUCCESS, ok = 1;
+    char msg[MPI_MAX_ERROR_STRING] = "";
+    int len = 0;
+    if (rc != MPI_SUCCESS) {
+        MPI_Error_class(rc, &cls);
+        MPI_Error_string(rc, msg, &len);
+    }
+    if (cls != eclass) {
+        ok = 0;
+        fprintf(stderr, "FAIL [rank %d] %s: error class %d, expected %d (%s)\n", rank, what,
+                cls, eclass, msg);
+    } else if (needle && !strstr(msg, needle)) {
+        ok = 0;
+        fprintf(stderr, "FAIL [rank %d] %s: message \"%s\" does not name \"%s\"\n", rank, what,
+                msg, needle);
+    }
+    ok ? npass++ : nfail++;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int P;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &P);
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Errhandler eh;
+    MPI_Comm_create_errhandler(count_handler, &eh);
+    MPI_Comm_set_errhandler(comm, eh);
+
+    int *sc = calloc((size_t)P, sizeof(int)), *sd = calloc((size_t)P, sizeof(int));
+    int *rc = calloc((size_t)P, sizeof(int)), *rd = calloc((size_t)P, sizeof(int));
+    int *neg = calloc((size_t)P, sizeof(int));
+    int *sb = calloc((size_t)P, sizeof(int)), *rb = calloc((size_t)P, sizeof(int));
+    for (int i = 0; i < P; i++) {
+        sc[i] = rc[i] = 1;
+        sd[i] = rd[i] = i;
+        sb[i] = rank * 100 + i;
+    }
+    neg[P - 1] = -3;
+    MPI_Datatype uncommitted;
+    MPI_Type_vector(2, 1, 2, MPI_INT, &uncommitted);
+
+    for (int a = 0; a < xchg_algo_count(); a++) {
+        xchg_algo al = xchg_algo_at(a);
+        char w[128];
+#define E(label, call, cls, needle)                                                 \
+        do {                                                                        \
+            snprintf(w, sizeof w, "%s: %s", xchg_algo_name(al), label);             \
+            expect(w, call, cls, needle);                                           \
+        } while (0)
+        E("sendcounts NULL", xchg_alltoallv_algo(al, sb, NULL, sd, MPI_INT, rb, rc, rd, MPI_INT, comm), MPI_ERR_ARG, "sendcounts");
+        E("sdispls NULL", xchg_alltoallv_algo(al, sb, sc, NULL, MPI_INT, rb, rc, rd, MPI_INT, comm), MPI_ERR_ARG, "sdispls");
+        E("recvcounts NULL", xchg_alltoallv_algo(al, sb, sc, sd, MPI_INT, rb, NULL, rd, MPI_INT, comm), MPI_ERR_ARG, "recvcounts");
+        E("rdispls NULL", xchg_alltoallv_algo(al, sb, sc, sd, MPI_INT, rb, rc, NULL, MPI_INT, comm), MPI_ERR_ARG, "rdispls");
+        E("negative sendcount", xchg_alltoallv_algo(al, sb, neg, sd, MPI_INT, rb, rc, rd, MPI_INT, comm), MPI_ERR_COUNT, "sendcounts[");
+        E("negative recvcount", xchg_alltoallv_algo(al, sb, sc, sd, MPI_INT, rb, neg, rd, MPI_INT, comm), MPI_ERR_COUNT, "recvcounts[");
+        E("sendtype NULL", xchg_alltoallv_algo(al, sb, sc, sd, MPI_DATATYPE_NULL, rb, rc, rd, MPI_INT, comm), MPI_ERR_TYPE, "sendtype");
+        E("recvtype NULL", xchg_alltoallv_algo(al, sb, sc, sd, MPI_INT, rb, rc, rd, MPI_DATATYPE_NULL, comm), MPI_ERR_TYPE, "recvtype");
+        E("sendtype uncommitted", xchg_alltoallv_algo(al, sb, sc, sd, uncommitted, rb, rc, rd, MPI_INT, comm), MPI_ERR_TYPE, "committed");
+        E("recvtype uncommitted", xchg_alltoallv_algo(al, sb, sc, sd, MPI_INT, rb, rc, rd, uncommitted, comm), MPI_ERR_TYPE, "recvtype");
+        E("recvbuf MPI_IN_PLACE", xchg_alltoallv_algo(al, sb, sc, sd, MPI_INT, MPI_IN_PLACE, rc, rd, MPI_INT, comm), MPI_ERR_BUFFER, "recvbuf");
+        /* in place: send arguments are ignored, even NULL ones */
+        for (int i = 0; i < P; i++)
+            rb[i] = rank * 100 + i;
+        E("MPI_IN_PLACE with NULL send arrays", xchg_alltoallv_algo(al, MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, rb, rc, rd, MPI_INT, comm), MPI_SUCCESS, NULL);
+        int good = 1;
+        for (int i = 0; i < P; i++)
+            good &= rb[i] == i * 100 + rank;
+        E("MPI_IN_PLACE result", good ? MPI_SUCCESS : MPI_ERR_OTHER, MPI_SUCCESS, NULL);
+        /* still usable: a correct call works */
+        memset(rb, 0, sizeof(int) * (size_t)P);
+        E("good call after errors", xchg_alltoallv_algo(al, sb, sc, sd, MPI_INT, rb, rc, rd, MPI_INT, comm), MPI_SUCCESS, NULL);
+        good = 1;
+        for (int i = 0; i < P; i++)
+            good &= rb[i] == i * 100 + rank;
+        E("good call result", good ? MPI_SUCCESS : MPI_ERR_OTHER, MPI_SUCCESS, NULL);
+    }
+    int before = handler_calls;
+    /* 11 errors per algorithm went through the handler */
+    expect("error handler called for each error",
+           before == 11 * xchg_algo_count() ? MPI_SUCCESS : MPI_ERR_OTHER, MPI_SUCCESS, NULL);
+
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    expect("invalid algo id", xchg_alltoallv_algo((xchg_algo)999, sb, sc, sd, MPI_INT, rb, rc, rd, MPI_INT, comm), MPI_ERR_ARG, "algo");
+    expect("xchg_algo_from_name(unknown)", xchg_algo_from_name("no_such_algo") == XCHG_ALGO_INVALID ? MPI_SUCCESS : MPI_ERR_OTHER, MPI_SUCCESS, NULL);
+    expect("xchg_algo_from_name(NULL)", xchg_algo_from_name(NULL) == XCHG_ALGO_INVALID ? MPI_SUCCESS : MPI_ERR_OTHER, MPI_SUCCESS, NULL);
+    expect("xchg_algo_name(invalid)", xchg_algo_name((xchg_algo)999) == NULL ? MPI_SUCCESS : MPI_ERR_OTHER, MPI_SUCCESS, NULL);
+    expect("XCHG_ALGO_INVALID forced", xchg_alltoallv_algo(XCHG_ALGO_INVALID, sb, sc, sd, MPI_INT, rb, rc, rd, MPI_INT, comm), MPI_ERR_ARG, "algo");
+    setenv("XCHG_ALLTOALLV_ALGO", "no_such_algo", 1);
+    expect("XCHG_ALLTOALLV_ALGO unknown", xchg_alltoallv(sb, sc, sd, MPI_INT, rb, rc, rd, MPI_INT, comm), MPI_ERR_ARG, "XCHG_ALLTOALLV_ALGO=no_such_algo");
+    setenv("XCHG_ALLTOALLV_ALGO", "pairwise", 1);
+    expect("XCHG_ALLTOALLV_ALGO=pairwise", xchg_alltoallv(sb, sc, sd, MPI_INT, rb, rc, rd, MPI_INT, comm), MPI_SUCCESS, NULL);
+    xchg_stats st;
+    xchg_get_stats(comm, &st);
+    expect("XCHG_ALLTOALLV_ALGO forces the algorithm", st.algo == XCHG_ALGO_PAIRWISE ? MPI_SUCCESS : MPI_ERR_OTHER, MPI_SUCCESS, NULL);
+    unsetenv("XCHG_ALLTOALLV_ALGO");
+    expect("comm NULL", xchg_alltoallv(sb, sc, sd, MPI_INT, rb, rc, rd, MPI_INT, MPI_COMM_NULL), MPI_ERR_COMM, "comm");
+    expect("stats NULL", xchg_get_stats(comm, NULL), MPI_ERR_ARG, "stats");
+
+    /* an intercommunicator: MPI_ERR_COMM (needs two groups) */
+    if (P >= 2) {
+        MPI_Comm half, inter;
+        MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
+        MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, rank % 2 ? 0 : 1, 7, &inter);
+        MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
+        expect("intercommunicator", xchg_alltoallv(sb, sc, sd, MPI_INT, rb, rc, rd, MPI_INT, inter), MPI_ERR_COMM, "intercommunicator");
+        MPI_Comm_free(&inter);
+        MPI_Comm_free(&half);
+    }
+    /* the temporary-memory limit refuses cleanly (all ranks agree) */
+    setenv("XCHG_MAX_TEMP_BYTES", "1", 1);
+    for (int i = 0; i < P; i++)
+        rb[i] = rank * 100 + i;
+    expect("XCHG_MAX_TEMP_BYTES=1 with MPI_IN_PLACE", xchg_alltoallv_algo(XCHG_ALGO_LINEAR, MPI_IN_PLACE, sc, sd, MPI_INT, rb, rc, rd, MPI_INT, comm), MPI_ERR_NO_MEM, "XCHG_MAX_TEMP_BYTES");
+    unsetenv("XCHG_MAX_TEMP_BYTES");
+    expect("usable after MPI_ERR_NO_MEM", xchg_alltoallv(sb, sc, sd, MPI_INT, rb, rc, rd, MPI_INT, comm), MPI_SUCCESS, NULL);
+
+    MPI_Type_free(&uncommitted);
+    MPI_Errhandler_free(&eh);
+    MPI_Comm_free(&comm);
+    int tot[2] = {npass, nfail}, all[2];
+    MPI_Reduce(tot, all, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("test_errors on %d ranks: %d passed, %d failed\n", P, all[0], all[1]);
+    free(sc); free(sd); free(rc); free(rd); free(neg); free(sb); free(rb);
+    MPI_Finalize();
+    return all[1] && rank == 0 ? 1 : (nfail ? 1 : 0);
+}
