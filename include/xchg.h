@@ -88,6 +88,12 @@ XCHG_API const char *xchg_algo_name(xchg_algo algo);
 XCHG_API int xchg_algo_count(void);
 XCHG_API xchg_algo xchg_algo_at(int i);
 
+/* The message of an error code returned by xchg, naming the argument at
+ * fault; for any other code, what MPI_Error_string says. string must hold
+ * MPI_MAX_ERROR_STRING characters. Prefer it to MPI_Error_string: MPICH 4.0
+ * returns a wrong string for error codes a library adds to a standard class. */
+XCHG_API int xchg_error_string(int code, char *string, int *resultlen);
+
 /* What the last xchg call on a communicator did, on this rank. */
 typedef struct xchg_stats {
     xchg_algo algo;          /* the algorithm that ran ("auto" resolved) */

@@ -6,6 +6,12 @@
  * its string with the message of the latest error, so MPI_Error_class() gives
  * the standard class and MPI_Error_string() the specific message, without
  * creating a new code per error (MPI implementations cap their number).
+ *
+ * MPICH 4.0.x returns a wrong string for codes added to a predefined class
+ * (its "dynamic" bit is missing from such codes), so we also keep the last
+ * message of each class ourselves: xchg_error_string() always finds it, and
+ * where MPI_Error_string is seen to be broken we print the message before a
+ * fatal error handler aborts, so the user still reads which argument it was.
  */
 #include "xchg_internal.h"
 
@@ -17,6 +23,8 @@
 
 static pthread_mutex_t err_lock = PTHREAD_MUTEX_INITIALIZER;
 static int err_class_code[XCHG_MAX_CLASSES]; /* 0: not yet created */
+static char err_class_msg[XCHG_MAX_CLASSES][MPI_MAX_ERROR_STRING];
+static int err_string_works = -1; /* -1 unknown, else whether MPI_Error_string shows ours */
 
 int xchg_error_code(int errclass, const char *fmt, ...)
 {
@@ -38,10 +46,36 @@ int xchg_error_code(int errclass, const char *fmt, ...)
             code = -1;
         err_class_code[errclass] = code;
     }
-    if (code > 0)
+    if (code > 0) {
         MPI_Add_error_string(code, msg);
+        snprintf(err_class_msg[errclass], sizeof err_class_msg[errclass], "%s", msg);
+        if (err_string_works < 0) {
+            char back[MPI_MAX_ERROR_STRING];
+            int len = 0;
+            err_string_works = MPI_Error_string(code, back, &len) == MPI_SUCCESS &&
+                               strcmp(back, msg) == 0;
+        }
+    }
     pthread_mutex_unlock(&err_lock);
     return code > 0 ? code : errclass;
+}
+
+int xchg_error_string(int code, char *string, int *resultlen)
+{
+    int cls = -1;
+    string[0] = 0;
+    *resultlen = 0;
+    if (MPI_Error_class(code, &cls) == MPI_SUCCESS && cls > MPI_SUCCESS &&
+        cls < XCHG_MAX_CLASSES) {
+        pthread_mutex_lock(&err_lock);
+        int ours = err_class_code[cls] == code && err_class_msg[cls][0];
+        if (ours)
+            *resultlen = snprintf(string, MPI_MAX_ERROR_STRING, "%s", err_class_msg[cls]);
+        pthread_mutex_unlock(&err_lock);
+        if (ours)
+            return MPI_SUCCESS;
+    }
+    return MPI_Error_string(code, string, resultlen);
 }
 
 int xchg_raise(MPI_Comm comm, int code)
@@ -49,6 +83,20 @@ int xchg_raise(MPI_Comm comm, int code)
     if (code == MPI_SUCCESS)
         return code;
     /* MPI raises errors that have no communicator on MPI_COMM_SELF. */
-    MPI_Comm_call_errhandler(comm == MPI_COMM_NULL ? MPI_COMM_SELF : comm, code);
+    MPI_Comm target = comm == MPI_COMM_NULL ? MPI_COMM_SELF : comm;
+    if (err_string_works == 0) {
+        MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
+        if (MPI_Comm_get_errhandler(target, &eh) == MPI_SUCCESS) {
+            if (eh == MPI_ERRORS_ARE_FATAL) {
+                char msg[MPI_MAX_ERROR_STRING];
+                int len;
+                xchg_error_string(code, msg, &len);
+                fprintf(stderr, "%s\n", msg);
+            }
+            if (eh != MPI_ERRHANDLER_NULL)
+                MPI_Errhandler_free(&eh);
+        }
+    }
+    MPI_Comm_call_errhandler(target, code);
     return code;
 }
