@@ -69,7 +69,8 @@ static void list_add(msglist *l, int source, int count, const void *typed)
     m->source = source;
     m->count = count;
     m->data = malloc((size_t)psize + 1);
-    MPI_Pack(typed, count, l->type, m->data, psize, &pos, MPI_COMM_WORLD);
+    if (psize > 0) /* MPICH rejects a NULL buffer even for 0 bytes */
+        MPI_Pack(typed, count, l->type, m->data, psize, &pos, MPI_COMM_WORLD);
     m->bytes = (size_t)pos;
 }
 
