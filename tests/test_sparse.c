@@ -474,8 +474,17 @@ int main(int argc, char **argv)
         }
         run_case(XCHG_SPARSE_AUTO, a % 2, D_TEN, TY_INT, 50, 20 + (uint64_t)a);
     }
+    /* A caller's message on its own communicator, with a tag of the sparse
+     * range, waits through all back-to-back calls: the library's
+     * Probe/Iprobe(MPI_ANY_SOURCE) must never take it. */
+    int mine = 1000 + rank, theirs = -1;
+    MPI_Request ureq;
+    MPI_Isend(&mine, 1, MPI_INT, (rank + 1) % P, 200, MPI_COMM_WORLD, &ureq);
     back_to_back(iters, 0, "nbx back-to-back");
     back_to_back(iters, 1, "all algorithms back-to-back");
+    MPI_Recv(&theirs, 1, MPI_INT, (rank + P - 1) % P, 200, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Wait(&ureq, MPI_STATUS_IGNORE);
+    CHECK(theirs == 1000 + (rank + P - 1) % P, "caller's message changed: %d", theirs);
     errors();
 
     MPI_Type_free(&types[TY_VEC]);
