@@ -15,6 +15,8 @@ int xchg_alltoallv_vendor(xchg_call *c);
 int xchg_alltoallv_linear(xchg_call *c);
 int xchg_alltoallv_pairwise(xchg_call *c);
 int xchg_alltoallv_scattered(xchg_call *c);
+int xchg_alltoallv_hierarchical(xchg_call *c);
+int xchg_alltoallv_grid(xchg_call *c);
 
 static const xchg_algo_info registry[] = {
     {XCHG_ALGO_VENDOR, "vendor", xchg_alltoallv_vendor,
@@ -25,6 +27,10 @@ static const xchg_algo_info registry[] = {
      "one partner per step: large messages, where contention matters more than latency"},
     {XCHG_ALGO_SCATTERED, "scattered", xchg_alltoallv_scattered,
      "linear with at most XCHG_THROTTLE requests in flight: large P with medium messages"},
+    {XCHG_ALGO_HIERARCHICAL, "hierarchical", xchg_alltoallv_hierarchical,
+     "gather per node, one message per node pair, scatter: many ranks per node, small blocks"},
+    {XCHG_ALGO_GRID, "grid", xchg_alltoallv_grid,
+     "row then column through a sqrt(P) grid: about 2 sqrt(P) messages, small blocks at large P"},
 };
 
 enum { REGISTRY_N = (int)(sizeof registry / sizeof registry[0]) };
