@@ -32,8 +32,10 @@ static void verdict(const char *what, int ok)
     }
 }
 
-/* Rank s sends rank d (s + d) % 4 + 1 ints, value s * 1000000 + d * 1000 + i. */
-static int count(int s, int d) { return (s + d) % 4 + 1; }
+/* Every block has the same size (3 ints, value s * 1000000 + d * 1000 + i),
+ * so all members of a node hold the same temporary memory and only the
+ * leader holds more. */
+static int count(int s, int d) { (void)s; (void)d; return 3; }
 
 static int run_once(MPI_Comm comm, int k)
 {
