@@ -75,6 +75,14 @@ int xchg_rma_setup(xchg_call *c, xchg_rma *w, int no_locks)
     size_t span = 0;
     if (w->direct)
         xchg_block_span(c->recvcounts, c->rdispls, P, &c->rt, &lo, &span);
+    /* MPICH 4.0.2 (ch4:ucx) puts relative to the window base rounded down to
+     * 16 bytes: start the window on an aligned address below the data (same
+     * page, so valid memory) and shift the displacements by the padding. */
+    char *base = w->direct ? (char *)c->recvbuf + lo : w->rstage;
+    MPI_Aint wsize = (MPI_Aint)(w->direct ? span : w->rstage_bytes);
+    int64_t pad = wsize ? (int64_t)((uintptr_t)base % 64) : 0;
+    base -= pad;
+    wsize += (MPI_Aint)pad;
     MPI_Aint r = 0, s = 0;
     for (int j = 0; j < P; j++) {
         int64_t rb = j == me ? 0 : (int64_t)c->recvcounts[j] * c->rt.size;
@@ -85,9 +93,9 @@ int xchg_rma_setup(xchg_call *c, xchg_rma *w, int no_locks)
         if (w->sstage)
             s += (MPI_Aint)sb;
         /* where j's block lands in my window, what I expect from j, what I send j */
-        sendinfo[3 * j] = w->direct ? (int64_t)((MPI_Aint)c->rdispls[j] * c->rt.extent +
-                                                c->rt.true_lb - lo)
-                                    : (int64_t)w->roff[j];
+        sendinfo[3 * j] = pad + (w->direct ? (int64_t)((MPI_Aint)c->rdispls[j] * c->rt.extent +
+                                                       c->rt.true_lb - lo)
+                                           : (int64_t)w->roff[j]);
         sendinfo[3 * j + 1] = rb;
         sendinfo[3 * j + 2] = sb;
     }
@@ -118,9 +126,7 @@ int xchg_rma_setup(xchg_call *c, xchg_rma *w, int no_locks)
     MPI_Info info = MPI_INFO_NULL;
     if (no_locks && MPI_Info_create(&info) == MPI_SUCCESS)
         MPI_Info_set(info, "no_locks", "true");
-    void *base = w->direct ? (char *)c->recvbuf + lo : (void *)w->rstage;
-    MPI_Aint size = (MPI_Aint)(w->direct ? span : w->rstage_bytes);
-    rc = MPI_Win_create(size ? base : NULL, size, 1, info, c->comm, &w->win);
+    rc = MPI_Win_create(wsize ? (void *)base : NULL, wsize, 1, info, c->comm, &w->win);
     if (info != MPI_INFO_NULL)
         MPI_Info_free(&info);
     if (rc != MPI_SUCCESS) {
