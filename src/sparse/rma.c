@@ -71,15 +71,25 @@ static int window_get(xchg_sparse_call *s)
     xchg_sparse_state *ss = s->ss;
     if (ss->win != MPI_WIN_NULL)
         return MPI_SUCCESS;
-    ss->wincounts = calloc((size_t)s->size, sizeof(int));
-    if (!ss->wincounts)
-        return xchg_error_code(MPI_ERR_NO_MEM, "rma: no memory for the %d-int window",
-                               s->size);
+    /* 64-byte aligned: MPICH 4.0.2 ch4:ucx misplaces puts into windows at
+     * unaligned bases (see rma_common.c). All ranks agree before the
+     * collective MPI_Win_create, so a local failure cannot hang the others. */
+    void *mem = NULL;
+    size_t bytes = ((size_t)s->size * sizeof(int) + 63) / 64 * 64;
+    int bad = posix_memalign(&mem, 64, bytes) != 0, anybad = 0;
+    int rc = MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, s->comm);
+    if (rc != MPI_SUCCESS || anybad) {
+        free(mem);
+        return rc != MPI_SUCCESS ? rc
+               : xchg_error_code(MPI_ERR_NO_MEM, "rma: no memory for the %d-int window "
+                                 "on %s", s->size, bad ? "this rank" : "another rank");
+    }
+    ss->wincounts = mem;
     ss->winsize = s->size;
     MPI_Info info;
     MPI_Info_create(&info);
     MPI_Info_set(info, "no_locks", "true");
-    int rc = MPI_Win_create(ss->wincounts, (MPI_Aint)s->size * (MPI_Aint)sizeof(int),
+    rc = MPI_Win_create(ss->wincounts, (MPI_Aint)s->size * (MPI_Aint)sizeof(int),
                             (int)sizeof(int), info, s->comm, &ss->win);
     MPI_Info_free(&info);
     if (rc == MPI_SUCCESS)
