@@ -13,6 +13,7 @@
  * Run `xchg-bench --help` for the options.
  */
 #include "bench.h"
+#include "dsde.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -28,6 +29,7 @@ static int rank;
 
 static const char usage[] =
     "usage: xchg-bench [options]\n"
+    "       xchg-bench dsde [options]   sparse exchange (xchg-bench dsde --help)\n"
     "  --pattern LIST     uniform, random, sparse, zipf, hot, transpose, or a comma list\n"
     "                     (default random)\n"
     "  --sizes MIN:MAX    average message bytes, powers of two, K/M suffixes (default 16:64K)\n"
@@ -651,6 +653,8 @@ int main(int argc, char **argv)
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     MPI_Comm_rank(comm, &rank);
+    if (argc > 1 && strcmp(argv[1], "dsde") == 0) /* tools/bench/dsde.c */
+        return finish(&comm, dsde_main(argc - 1, argv + 1, comm));
 
     static bench_run run;
     bench_run *r = &run;

@@ -1,0 +1,894 @@
+/*
+ * dsde.c - `xchg-bench dsde`: dynamic sparse data exchange, every sparse
+ * algorithm of the build (and auto) against the baseline an application
+ * writes without xchg: MPI_Alltoall of the counts, then MPI_Alltoallv.
+ *
+ * The pattern: at iteration it, rank r sends --num-doubles doubles to each
+ * of k partners, k = ceil(density (P-1)) distinct other ranks drawn
+ * uniformly by a hash of (seed, r, it). So every rank has exactly k
+ * partners (a fixed "10% of the others", not a coin per rank that may give
+ * none), at least one whenever P > 1 and density > 0; never itself.
+ * Receivers get a varying number of messages. The same seed gives the same
+ * partners on every run, with any MPI, for every algorithm.
+ *
+ * Fairness follows tests/sparse_timing.h: partners and data are made
+ * before the clock starts; iteration it runs every algorithm once on the
+ * same partners, the order rotating; an MPI_Barrier before each timed
+ * call; the received data is consumed inside the timed region the same way
+ * for all (the sparse algorithms' callback copies it to a caller buffer;
+ * the baseline allocates its receive buffer and frees it); an iteration's
+ * time is the slowest rank's, combined by one MPI_Reduce at the end.
+ */
+#include "dsde.h"
+
+#include "xchg.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DSDE_MAX_ALGOS 32
+#define DSDE_CHECK_ITERS 4 /* patterns --check compares (the first ones) */
+#define DSDE_BASELINE (-100) /* algos[] entry of the baseline */
+
+static const char usage[] =
+    "usage: xchg-bench dsde [options]\n"
+    "  Dynamic sparse data exchange: each rank sends --num-doubles doubles to\n"
+    "  ceil(density (P-1)) other ranks drawn at random, new ones every iteration;\n"
+    "  every sparse algorithm (and auto) against MPI_Alltoall of counts + MPI_Alltoallv.\n"
+    "  --density F        fraction of the other ranks each rank sends to, in [0, 1];\n"
+    "                     rounded up, so at least one partner when F > 0 (default 0.1)\n"
+    "  --num-doubles N    doubles per message (default 16)\n"
+    "  --iters N          timed iterations (default 1000)\n"
+    "  --warmup N         untimed iterations before them (default 10)\n"
+    "  --seed N           partner seed: same seed, same partners (default 1)\n"
+    "  --check            compare every algorithm's received sources, counts and values\n"
+    "                     with the baseline's before timing\n"
+    "  --csv FILE         every figure and the run's parameters as CSV\n"
+    "  --json FILE        the same as JSON\n"
+    "  --quiet            no progress line on stderr\n"
+    "  --help             print this and exit\n";
+
+typedef struct dsde_run {
+    double density;
+    int nd;          /* doubles per message */
+    int iters, warmup;
+    uint64_t seed;
+    int check, quiet;
+    const char *csv, *json;
+    int P, rank, k;  /* k: partners per rank */
+    int algos[DSDE_MAX_ALGOS]; /* DSDE_BASELINE, then xchg_sparse_algo ids */
+    int na;
+    char mpi_library[MPI_MAX_LIBRARY_VERSION_STRING];
+    int mpi_version, mpi_subversion;
+    char host[256], date[32];
+} dsde_run;
+
+typedef struct dsde_result {
+    int ok;
+    char error[256];
+    double *times;   /* iters, slowest rank's, seconds (rank 0) */
+    double median, min, max, mean;
+} dsde_result;
+
+static const char *algo_label(int a)
+{
+    if (a == DSDE_BASELINE)
+        return "baseline";
+    const char *n = xchg_sparse_algo_name((xchg_sparse_algo)a);
+    return n ? n : "?";
+}
+
+/* ---- options ---------------------------------------------------------- */
+
+static char opt_error[512];
+
+static int bad(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(opt_error, sizeof opt_error, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static int parse_long(const char *opt, const char *s, long min, long max, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < min || v > max)
+        return bad("dsde: %s needs an integer in [%ld, %ld], not '%s'", opt, min, max, s);
+    *out = v;
+    return 0;
+}
+
+enum { ACT_RUN, ACT_HELP };
+
+/* Same conventions as the alltoallv mode: --opt VALUE or --opt=VALUE. */
+static int parse_args(int argc, char **argv, dsde_run *r)
+{
+    static const char *const valued[] = {"--density", "--num-doubles", "--iters", "--warmup",
+                                         "--seed",    "--csv",         "--json"};
+    int act = ACT_RUN;
+    for (int i = 1; i < argc; i++) {
+        char name[64];
+        const char *arg = argv[i], *val = NULL;
+        if (strncmp(arg, "--", 2) != 0)
+            return bad("dsde: unexpected argument '%s'", arg);
+        const char *eq = strchr(arg, '=');
+        size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
+        if (len >= sizeof name)
+            return bad("dsde: unknown option '%s'", arg);
+        memcpy(name, arg, len);
+        name[len] = '\0';
+        if (!strcmp(name, "--check") || !strcmp(name, "--quiet") || !strcmp(name, "--help")) {
+            if (eq)
+                return bad("dsde: %s takes no value", name);
+            if (name[2] == 'c')
+                r->check = 1;
+            else if (name[2] == 'q')
+                r->quiet = 1;
+            else
+                act = ACT_HELP;
+            continue;
+        }
+        int known = 0;
+        for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
+            known |= strcmp(name, valued[k]) == 0;
+        if (!known)
+            return bad("dsde: unknown option '%s'", arg);
+        if (eq)
+            val = eq + 1;
+        else if (i + 1 < argc)
+            val = argv[++i];
+        else
+            return bad("dsde: %s needs a value", name);
+        long lv;
+        if (!strcmp(name, "--density")) {
+            char *end;
+            errno = 0;
+            double v = strtod(val, &end);
+            if (errno || end == val || *end || !(v >= 0 && v <= 1))
+                return bad("dsde: --density needs a number in [0, 1], not '%s'", val);
+            r->density = v;
+        } else if (!strcmp(name, "--num-doubles")) {
+            if (parse_long(name, val, 0, 1L << 24, &lv))
+                return -1;
+            r->nd = (int)lv;
+        } else if (!strcmp(name, "--iters")) {
+            if (parse_long(name, val, 1, 1000000, &lv))
+                return -1;
+            r->iters = (int)lv;
+        } else if (!strcmp(name, "--warmup")) {
+            if (parse_long(name, val, 0, 1000000, &lv))
+                return -1;
+            r->warmup = (int)lv;
+        } else if (!strcmp(name, "--seed")) {
+            char *end;
+            errno = 0;
+            unsigned long long v = strtoull(val, &end, 10);
+            if (errno || end == val || *end || *val == '-')
+                return bad("dsde: --seed needs a non-negative integer, not '%s'", val);
+            r->seed = v;
+        } else if (!strcmp(name, "--csv")) {
+            r->csv = val;
+        } else {
+            r->json = val;
+        }
+    }
+    return act;
+}
+
+/* ---- the pattern ------------------------------------------------------ */
+
+static uint64_t mix(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+static uint64_t key(uint64_t seed, long it, int rank)
+{
+    return mix(mix(mix(seed) ^ (uint64_t)it) ^ (uint64_t)rank);
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* dests[0..k) of rank `me` at iteration it, ascending: the first k of a
+ * Fisher-Yates shuffle of the other ranks (scratch: P ints). */
+static void partners(const dsde_run *r, int me, long it, int *dests, int *scratch)
+{
+    int n = r->P - 1;
+    for (int i = 0; i < n; i++)
+        scratch[i] = i < me ? i : i + 1;
+    uint64_t s = key(r->seed, it, me);
+    for (int i = 0; i < r->k; i++) {
+        s = mix(s);
+        int j = i + (int)(s % (uint64_t)(n - i));
+        int t = scratch[i];
+        scratch[i] = scratch[j];
+        scratch[j] = t;
+        dests[i] = scratch[i];
+    }
+    qsort(dests, (size_t)r->k, sizeof(int), cmp_int);
+}
+
+/* Data every value of which depends on (seed, it, sender, receiver,
+ * position): exact integers below 2^52, so a misplaced or stale message
+ * shows. */
+static void fill(const dsde_run *r, long it, const int *dests, double *sb)
+{
+    for (int i = 0; i < r->k; i++) {
+        uint64_t h = mix(key(r->seed, it, r->rank) ^ ((uint64_t)dests[i] << 32));
+        for (int j = 0; j < r->nd; j++)
+            sb[(size_t)i * r->nd + j] = (double)(mix(h + (uint64_t)j) >> 12);
+    }
+}
+
+/* ---- one exchange ----------------------------------------------------- */
+
+typedef struct sink {
+    char *buf;
+    size_t used, cap;
+    int n, ncap;      /* messages */
+    int *src, *cnt;   /* per message, in arrival order */
+    size_t *off;
+    int failed;       /* out of memory in the callback */
+} sink;
+
+/* The callback: copy the doubles to the caller's buffer, as an application
+ * that keeps them does; record (source, count) for --check. */
+static int sink_cb(int source, int count, const void *data, void *ctx)
+{
+    sink *k = ctx;
+    size_t b = (size_t)count * sizeof(double);
+    if (k->used + b > k->cap) {
+        size_t cap = 2 * (k->used + b);
+        char *nb = realloc(k->buf, cap);
+        if (!nb) {
+            k->failed = 1;
+            return 1;
+        }
+        k->buf = nb;
+        k->cap = cap;
+    }
+    if (k->n == k->ncap) {
+        int ncap = k->ncap ? 2 * k->ncap : 16;
+        int *s = realloc(k->src, sizeof(int) * (size_t)ncap);
+        if (s)
+            k->src = s;
+        int *c = realloc(k->cnt, sizeof(int) * (size_t)ncap);
+        if (c)
+            k->cnt = c;
+        size_t *o = realloc(k->off, sizeof(size_t) * (size_t)ncap);
+        if (o)
+            k->off = o;
+        if (!s || !c || !o) {
+            k->failed = 1;
+            return 1;
+        }
+        k->ncap = ncap;
+    }
+    memcpy(k->buf + k->used, data, b);
+    k->src[k->n] = source;
+    k->cnt[k->n] = count;
+    k->off[k->n] = k->used;
+    k->n++;
+    k->used += b;
+    return 0;
+}
+
+/* Per-rank inputs of one iteration. */
+typedef struct exch {
+    int *dests, *counts, *displs; /* k each */
+    double *sb;                   /* k * nd */
+    int *v;                       /* 4 P ints for the baseline */
+} exch;
+
+/* The baseline: what an application does without xchg. Received data is
+ * left in *rb (allocated here; the caller frees it), counts in x->v. */
+static int baseline(const dsde_run *r, const exch *x, double **rb, MPI_Comm comm)
+{
+    int P = r->P, *sc = x->v, *sd = x->v + P, *rc = x->v + 2 * P, *rd = x->v + 3 * P;
+    memset(x->v, 0, sizeof(int) * 4 * (size_t)P);
+    for (int i = 0; i < r->k; i++) {
+        sc[x->dests[i]] = x->counts[i];
+        sd[x->dests[i]] = x->displs[i];
+    }
+    int rc0 = MPI_Alltoall(sc, 1, MPI_INT, rc, 1, MPI_INT, comm);
+    if (rc0 != MPI_SUCCESS)
+        return rc0;
+    int tot = 0;
+    for (int q = 0; q < P; q++) {
+        rd[q] = tot;
+        tot += rc[q];
+    }
+    *rb = malloc((size_t)tot * sizeof(double) + 1);
+    if (!*rb)
+        return MPI_ERR_NO_MEM;
+    return MPI_Alltoallv(x->sb, sc, sd, MPI_DOUBLE, *rb, rc, rd, MPI_DOUBLE, comm);
+}
+
+/* One timed call (from after the barrier to the return). */
+static int timed(const dsde_run *r, int a, const exch *x, sink *s, double *dt, MPI_Comm comm)
+{
+    s->used = 0;
+    s->n = 0;
+    s->failed = 0;
+    MPI_Barrier(comm);
+    double t0 = MPI_Wtime();
+    int rc;
+    if (a == DSDE_BASELINE) {
+        double *rb = NULL;
+        rc = baseline(r, x, &rb, comm);
+        free(rb);
+    } else {
+        rc = xchg_sparse_exchange_algo((xchg_sparse_algo)a, r->k, x->dests, x->sb, x->counts,
+                                       x->displs, MPI_DOUBLE, sink_cb, s, NULL, comm);
+    }
+    *dt = MPI_Wtime() - t0;
+    return rc;
+}
+
+static void error_text(int rc, char *out, size_t n)
+{
+    char e[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    if (xchg_error_string(rc, e, &len) != MPI_SUCCESS)
+        snprintf(e, sizeof e, "error code %d", rc);
+    snprintf(out, n, "%s", e);
+}
+
+/* Collective: whether any rank failed; if so `out` (on every rank) gets
+ * the message of the lowest failing rank. */
+static int agree(int failed, const char *mine, char *out, size_t n, MPI_Comm comm, int P,
+                 int rank)
+{
+    int who = failed ? rank : P, first;
+    MPI_Allreduce(&who, &first, 1, MPI_INT, MPI_MIN, comm);
+    if (first == P)
+        return 0;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", rank == first ? mine : "");
+    MPI_Bcast(buf, (int)sizeof buf, MPI_CHAR, first, comm);
+    snprintf(out, n, "rank %d: %.200s", first, buf);
+    return 1;
+}
+
+/* ---- --check ---------------------------------------------------------- */
+
+/* Compares one form's messages (ascending sources) with the baseline's;
+ * writes what differs first to msg. */
+static int compare(const dsde_run *r, const int *rc, const int *rd, const double *ref, int n,
+                   const int *src, const int *cnt, const double *const *data, char *msg,
+                   size_t mlen)
+{
+    int P = r->P, m = 0;
+    for (int q = 0; q < P; q++)
+        m += rc[q] > 0;
+    int i = 0;
+    for (int q = 0; q < P; q++) {
+        if (rc[q] == 0)
+            continue;
+        if (i >= n || src[i] != q) {
+            snprintf(msg, mlen, "message %d: source %d, expected %d (%d messages, expected %d)",
+                     i, i < n ? src[i] : -1, q, n, m);
+            return 1;
+        }
+        if (cnt[i] != rc[q]) {
+            snprintf(msg, mlen, "from rank %d: %d doubles, expected %d", q, cnt[i], rc[q]);
+            return 1;
+        }
+        for (int j = 0; j < rc[q]; j++)
+            if (data[i][j] != ref[rd[q] + j]) {
+                snprintf(msg, mlen, "from rank %d, double %d: got %.17g, expected %.17g", q, j,
+                         data[i][j], ref[rd[q] + j]);
+                return 1;
+            }
+        i++;
+    }
+    if (n != m) {
+        snprintf(msg, mlen, "%d messages, expected %d (extra source %d)", n, m, src[m]);
+        return 1;
+    }
+    return 0;
+}
+
+/* Every algorithm, both output forms, on the first patterns; returns how
+ * many algorithms failed (0 on every rank alike). */
+static int check(const dsde_run *r, exch *x, sink *s, int *scratch, MPI_Comm comm)
+{
+    const char *corrupt = getenv("XCHG_BENCH_TEST_CORRUPT"); /* tests the checker */
+    int P = r->P, rank = r->rank;
+    long nc = (long)r->warmup + r->iters;
+    nc = nc < DSDE_CHECK_ITERS ? nc : DSDE_CHECK_ITERS;
+    int *bad_algo = calloc((size_t)r->na, sizeof(int));
+    int failed = 0;
+    for (long it = 0; it < nc; it++) {
+        partners(r, rank, it, x->dests, scratch);
+        fill(r, it, x->dests, x->sb);
+        double *ref = NULL;
+        int rc0 = baseline(r, x, &ref, comm);
+        char msg[256] = "", all[256];
+        if (rc0 != MPI_SUCCESS)
+            error_text(rc0, msg, sizeof msg);
+        if (agree(rc0 != MPI_SUCCESS, msg, all, sizeof all, comm, P, rank)) {
+            if (rank == 0)
+                fprintf(stderr, "xchg-bench: dsde --check: the baseline itself failed: %s\n",
+                        all);
+            free(ref);
+            free(bad_algo);
+            return 1;
+        }
+        int *rcnt = x->v + 2 * P, *rdis = x->v + 3 * P;
+        int *rc = malloc(sizeof(int) * 2 * (size_t)P), *rd = rc + P;
+        memcpy(rc, rcnt, sizeof(int) * (size_t)P);
+        memcpy(rd, rdis, sizeof(int) * (size_t)P);
+        for (int a = 1; a < r->na; a++) {
+            if (bad_algo[a])
+                continue;
+            const char *name = algo_label(r->algos[a]);
+            for (int form = 0; form < 2; form++) {
+                const char *fname = form ? "packed result" : "callback";
+                int err;
+                msg[0] = '\0';
+                xchg_sparse_result res = {0};
+                s->used = 0;
+                s->n = 0;
+                s->failed = 0;
+                if (form)
+                    err = xchg_sparse_exchange_algo((xchg_sparse_algo)r->algos[a], r->k,
+                                                    x->dests, x->sb, x->counts, x->displs,
+                                                    MPI_DOUBLE, NULL, NULL, &res, comm);
+                else
+                    err = xchg_sparse_exchange_algo((xchg_sparse_algo)r->algos[a], r->k,
+                                                    x->dests, x->sb, x->counts, x->displs,
+                                                    MPI_DOUBLE, sink_cb, s, NULL, comm);
+                int bad = err != MPI_SUCCESS || s->failed;
+                if (bad) {
+                    if (err != MPI_SUCCESS)
+                        error_text(err, msg, sizeof msg);
+                    else
+                        snprintf(msg, sizeof msg, "out of memory in the callback");
+                } else {
+                    int n = form ? res.nsources : s->n;
+                    int *src = malloc(sizeof(int) * (size_t)(n + 1));
+                    int *cnt = malloc(sizeof(int) * (size_t)(n + 1));
+                    const double **data = malloc(sizeof(double *) * (size_t)(n + 1));
+                    int *ord = malloc(sizeof(int) * (size_t)(n + 1));
+                    /* the callback sees arrival order: sort by source */
+                    for (int i = 0; i < n; i++)
+                        ord[i] = i;
+                    for (int i = 1; i < n && !form; i++)
+                        for (int j = i; j > 0 && s->src[ord[j - 1]] > s->src[ord[j]]; j--) {
+                            int t = ord[j];
+                            ord[j] = ord[j - 1];
+                            ord[j - 1] = t;
+                        }
+                    for (int i = 0; i < n; i++) {
+                        int o = ord[i];
+                        src[i] = form ? res.sources[o] : s->src[o];
+                        cnt[i] = form ? res.counts[o] : s->cnt[o];
+                        data[i] = form ? (const double *)res.recvbuf + res.displs[o]
+                                       : (const double *)(s->buf + s->off[o]);
+                    }
+                    if (corrupt && !strcmp(corrupt, name) && form && n > 0 && cnt[0] > 0)
+                        ((double *)res.recvbuf)[res.displs[0]] += 1;
+                    bad = compare(r, rc, rd, ref, n, src, cnt, data, msg, sizeof msg);
+                    free(src);
+                    free(cnt);
+                    free(data);
+                    free(ord);
+                }
+                xchg_sparse_result_free(&res);
+                /* every rank's verdict, the first few shown by rank 0 */
+                char line[320];
+                snprintf(line, sizeof line, "%s%s%s", bad ? fname : "", bad ? ": " : "",
+                         bad ? msg : "");
+                char *lines = rank == 0 ? malloc(sizeof line * (size_t)P) : NULL;
+                MPI_Gather(line, (int)sizeof line, MPI_CHAR, lines, (int)sizeof line, MPI_CHAR,
+                           0, comm);
+                int nbad = 0;
+                if (rank == 0) {
+                    for (int q = 0; q < P; q++)
+                        nbad += lines[(size_t)q * sizeof line] != '\0';
+                    if (nbad)
+                        fprintf(stderr,
+                                "xchg-bench: dsde --check FAILED: %s differs from the baseline "
+                                "on %d of %d ranks (iteration %ld, %d partners, %d doubles, "
+                                "seed %" PRIu64 ")\n",
+                                name, nbad, P, it, r->k, r->nd, r->seed);
+                    for (int q = 0, shown = 0; q < P && shown < 8; q++)
+                        if (lines[(size_t)q * sizeof line]) {
+                            fprintf(stderr, "  rank %d: %s\n", q, &lines[(size_t)q * sizeof line]);
+                            shown++;
+                        }
+                }
+                free(lines);
+                MPI_Bcast(&nbad, 1, MPI_INT, 0, comm);
+                if (nbad) {
+                    bad_algo[a] = 1;
+                    failed++;
+                    break;
+                }
+            }
+        }
+        free(rc);
+        free(ref);
+    }
+    free(bad_algo);
+    return failed;
+}
+
+/* ---- output ----------------------------------------------------------- */
+
+static void first_line(const char *s, char *out, size_t n)
+{
+    size_t k = 0;
+    while (s[k] && s[k] != '\n' && k + 1 < n) {
+        out[k] = s[k];
+        k++;
+    }
+    out[k] = '\0';
+    while (k > 0 && (out[k - 1] == ' ' || out[k - 1] == ',' || out[k - 1] == '\r'))
+        out[--k] = '\0';
+}
+
+static double speedup(const dsde_result *res, int a)
+{
+    if (!res[0].ok || !res[a].ok || res[a].median <= 0)
+        return 0;
+    return res[0].median / res[a].median;
+}
+
+static void table(FILE *f, const dsde_run *r, const dsde_result *res)
+{
+    char lib[160];
+    first_line(r->mpi_library, lib, sizeof lib);
+    fprintf(f, "# xchg-bench %d.%d.%d dsde: %d doubles to %d of the %d other ranks (density %g), "
+               "new partners every iteration\n",
+            XCHG_VERSION_MAJOR, XCHG_VERSION_MINOR, XCHG_VERSION_PATCH, r->nd, r->k,
+            r->P - 1 > 0 ? r->P - 1 : 0, r->density);
+    fprintf(f, "# %d ranks, seed %" PRIu64 ", %d iterations after %d warm-up\n", r->P, r->seed,
+            r->iters, r->warmup);
+    fprintf(f, "# %s (MPI %d.%d)\n", lib, r->mpi_version, r->mpi_subversion);
+    fprintf(f, "# per-iteration time of the slowest rank over iterations, microseconds;\n"
+               "# baseline = MPI_Alltoall of counts + MPI_Alltoallv; speedup = baseline "
+               "median / median\n");
+    fprintf(f, "%-12s %10s %10s %10s %10s %8s\n", "# Algorithm", "median", "min", "max", "mean",
+            "speedup");
+    int best = -1;
+    for (int a = 0; a < r->na; a++) {
+        const dsde_result *x = &res[a];
+        fprintf(f, "%-12s", algo_label(r->algos[a]));
+        if (!x->ok) {
+            fprintf(f, " %10s %10s %10s %10s %8s  %s\n", "-", "-", "-", "-", "-", x->error);
+            continue;
+        }
+        if (a > 0 && (best < 0 || x->median < res[best].median))
+            best = a;
+        fprintf(f, " %10.2f %10.2f %10.2f %10.2f", x->median * 1e6, x->min * 1e6, x->max * 1e6,
+                x->mean * 1e6);
+        double sp = speedup(res, a);
+        if (sp > 0)
+            fprintf(f, " %7.2fx\n", sp);
+        else
+            fprintf(f, " %8s\n", "-");
+    }
+    if (best >= 0 && speedup(res, best) > 0)
+        fprintf(f, "# best: %s, %.2fx the baseline\n", algo_label(r->algos[best]),
+                speedup(res, best));
+    fflush(f);
+}
+
+static void csv_clean(const char *s, char *out, size_t n)
+{
+    size_t k = 0;
+    for (; s[k] && k + 1 < n; k++)
+        out[k] = (s[k] == '\n' || s[k] == '\r' || s[k] == ',') ? ' ' : s[k];
+    out[k] = '\0';
+}
+
+static int write_csv(const char *path, const dsde_run *r, const dsde_result *res)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    first_line(r->mpi_library, lib, sizeof lib);
+    fprintf(f, "# tool=xchg-bench %d.%d.%d\n# mode=dsde\n# P=%d\n# mpi_library=%s\n"
+               "# mpi_version=%d.%d\n",
+            XCHG_VERSION_MAJOR, XCHG_VERSION_MINOR, XCHG_VERSION_PATCH, r->P, lib,
+            r->mpi_version, r->mpi_subversion);
+    fprintf(f, "# host=%s\n# date=%s\n# type=MPI_DOUBLE\n# num_doubles=%d\n# density=%g\n"
+               "# partners=%d\n# seed=%" PRIu64 "\n# iters=%d\n# warmup=%d\n# check=%d\n",
+            r->host, r->date, r->nd, r->density, r->k, r->seed, r->iters, r->warmup, r->check);
+    fprintf(f, "algo,status,median_us,min_us,max_us,mean_us,speedup_vs_baseline,error,times_us\n");
+    for (int a = 0; a < r->na; a++) {
+        const dsde_result *x = &res[a];
+        char err[256];
+        csv_clean(x->error, err, sizeof err);
+        fprintf(f, "%s,%s,", algo_label(r->algos[a]), x->ok ? "ok" : "error");
+        if (x->ok)
+            fprintf(f, "%.3f,%.3f,%.3f,%.3f,%.4f,,", x->median * 1e6, x->min * 1e6,
+                    x->max * 1e6, x->mean * 1e6, speedup(res, a));
+        else
+            fprintf(f, ",,,,,%s,", err);
+        for (int i = 0; x->ok && i < r->iters; i++)
+            fprintf(f, "%s%.3f", i ? " " : "", x->times[i] * 1e6);
+        fprintf(f, "\n");
+    }
+    return fclose(f) == 0 ? 0 : -1;
+}
+
+static void json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c == '\n')
+            fputs("\\n", f);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static int write_json(const char *path, const dsde_run *r, const dsde_result *res)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    fprintf(f, "{\n  \"tool\": \"xchg-bench\",\n  \"version\": \"%d.%d.%d\",\n"
+               "  \"mode\": \"dsde\",\n",
+            XCHG_VERSION_MAJOR, XCHG_VERSION_MINOR, XCHG_VERSION_PATCH);
+    fprintf(f, "  \"params\": {\n    \"P\": %d,\n    \"mpi_library\": ", r->P);
+    json_str(f, r->mpi_library);
+    fprintf(f, ",\n    \"mpi_version\": \"%d.%d\",\n    \"host\": ", r->mpi_version,
+            r->mpi_subversion);
+    json_str(f, r->host);
+    fprintf(f, ",\n    \"date\": \"%s\",\n    \"algos\": [", r->date);
+    for (int a = 0; a < r->na; a++)
+        fprintf(f, "%s\"%s\"", a ? ", " : "", algo_label(r->algos[a]));
+    fprintf(f, "],\n    \"type\": \"MPI_DOUBLE\",\n    \"num_doubles\": %d,\n"
+               "    \"density\": %g,\n    \"partners\": %d,\n    \"seed\": %" PRIu64 ",\n"
+               "    \"iters\": %d,\n    \"warmup\": %d,\n    \"check\": %s\n  },\n"
+               "  \"results\": [\n",
+            r->nd, r->density, r->k, r->seed, r->iters, r->warmup, r->check ? "true" : "false");
+    for (int a = 0; a < r->na; a++) {
+        const dsde_result *x = &res[a];
+        fprintf(f, "    {\"algo\": \"%s\", \"status\": \"%s\"", algo_label(r->algos[a]),
+                x->ok ? "ok" : "error");
+        if (x->ok) {
+            fprintf(f, ", \"median_us\": %.3f, \"min_us\": %.3f, \"max_us\": %.3f, "
+                       "\"mean_us\": %.3f, \"speedup_vs_baseline\": %.4f, \"times_us\": [",
+                    x->median * 1e6, x->min * 1e6, x->max * 1e6, x->mean * 1e6,
+                    speedup(res, a));
+            for (int i = 0; i < r->iters; i++)
+                fprintf(f, "%s%.3f", i ? ", " : "", x->times[i] * 1e6);
+            fprintf(f, "]");
+        } else {
+            fprintf(f, ", \"error\": ");
+            json_str(f, x->error);
+        }
+        fprintf(f, "}%s\n", a + 1 < r->na ? "," : "");
+    }
+    fprintf(f, "  ]\n}\n");
+    return fclose(f) == 0 ? 0 : -1;
+}
+
+/* ---- main ------------------------------------------------------------- */
+
+int dsde_main(int argc, char **argv, MPI_Comm comm)
+{
+    static dsde_run run;
+    dsde_run *r = &run;
+    MPI_Comm_size(comm, &r->P);
+    MPI_Comm_rank(comm, &r->rank);
+    int rank = r->rank, P = r->P;
+    r->density = 0.1;
+    r->nd = 16;
+    r->iters = 1000;
+    r->warmup = 10;
+    r->seed = 1;
+
+    int act = parse_args(argc, argv, r);
+    if (act < 0) {
+        if (rank == 0)
+            fprintf(stderr, "xchg-bench: %s (xchg-bench dsde --help for usage)\n", opt_error);
+        return 2;
+    }
+    if (act == ACT_HELP) {
+        if (rank == 0)
+            fputs(usage, stdout);
+        return 0;
+    }
+    /* ceil, less a rounding hair: 0.1 * 30 is 3.0000000000000004 */
+    double kk = ceil(r->density * (P - 1) - 1e-9);
+    r->k = P > 1 ? (int)(kk < 1 ? 1 : kk > P - 1 ? P - 1 : kk) : 0;
+    if (r->density == 0)
+        r->k = 0; /* only density 0 means no partners */
+    if ((double)r->k * r->nd > 2147483647.0) {
+        if (rank == 0)
+            fprintf(stderr, "xchg-bench: dsde: %d partners x %d doubles overflow int "
+                            "displacements (xchg-bench dsde --help for usage)\n", r->k, r->nd);
+        return 2;
+    }
+    r->algos[r->na++] = DSDE_BASELINE;
+    for (int i = 0; i < xchg_sparse_algo_count() && r->na < DSDE_MAX_ALGOS - 1; i++)
+        r->algos[r->na++] = xchg_sparse_algo_at(i);
+    r->algos[r->na++] = XCHG_SPARSE_AUTO;
+
+    int len;
+    MPI_Get_library_version(r->mpi_library, &len);
+    MPI_Get_version(&r->mpi_version, &r->mpi_subversion);
+    MPI_Get_processor_name(r->host, &len);
+    time_t now = time(NULL);
+    strftime(r->date, sizeof r->date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+
+    /* Output files must be writable before the measuring. */
+    int files_ok = 1;
+    if (rank == 0) {
+        const char *paths[2] = {r->csv, r->json};
+        for (int k = 0; k < 2; k++) {
+            if (!paths[k])
+                continue;
+            FILE *f = fopen(paths[k], "a");
+            if (!f) {
+                fprintf(stderr, "xchg-bench: cannot write '%s': %s\n", paths[k], strerror(errno));
+                files_ok = 0;
+            } else {
+                fclose(f);
+            }
+        }
+    }
+    MPI_Bcast(&files_ok, 1, MPI_INT, 0, comm);
+    if (!files_ok)
+        return 1;
+
+    int k = r->k, na = r->na;
+    exch x;
+    x.dests = malloc(sizeof(int) * (size_t)(k + 1));
+    x.counts = malloc(sizeof(int) * (size_t)(k + 1));
+    x.displs = malloc(sizeof(int) * (size_t)(k + 1));
+    x.sb = malloc(sizeof(double) * ((size_t)k * (size_t)r->nd + 1));
+    x.v = malloc(sizeof(int) * 4 * (size_t)P);
+    int *scratch = malloc(sizeof(int) * (size_t)P);
+    sink s = {0};
+    int ok = x.dests && x.counts && x.displs && x.sb && x.v && scratch, all_ok;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
+    int code = 0;
+    double *t = NULL, *tmax = NULL;
+    dsde_result *res = calloc((size_t)na, sizeof *res);
+    if (!all_ok || !res) {
+        if (rank == 0)
+            fprintf(stderr, "xchg-bench: dsde: out of memory\n");
+        code = 1;
+        goto out;
+    }
+    for (int i = 0; i < k; i++) {
+        x.counts[i] = r->nd;
+        x.displs[i] = i * r->nd;
+    }
+
+    if (r->check) {
+        int failed = check(r, &x, &s, scratch, comm);
+        if (failed) {
+            if (rank == 0)
+                fprintf(stderr, "xchg-bench: dsde --check failed for %d algorithm(s); no "
+                                "timing done\n", failed);
+            code = 1;
+            goto out;
+        }
+    }
+
+    /* The data does not matter for timing; every message has the same size. */
+    fill(r, 0, x.dests, x.sb);
+    long nit = (long)r->warmup + r->iters;
+    t = malloc(sizeof(double) * (size_t)na * (size_t)r->iters);
+    int *err = calloc((size_t)na, sizeof(int));
+    char (*msg)[256] = calloc((size_t)na, sizeof *msg);
+    double start = MPI_Wtime();
+    for (long it = 0; it < nit; it++) {
+        partners(r, rank, it, x.dests, scratch);
+        for (int j = 0; j < na; j++) {
+            int a = (int)((j + it) % na); /* rotate who goes first */
+            double dt;
+            int rc = timed(r, r->algos[a], &x, &s, &dt, comm);
+            if ((rc != MPI_SUCCESS || s.failed) && !err[a]) {
+                if (rc != MPI_SUCCESS)
+                    error_text(rc, msg[a], sizeof msg[a]);
+                else
+                    snprintf(msg[a], sizeof msg[a], "out of memory in the callback");
+                err[a] = 1;
+            }
+            if (it >= r->warmup)
+                t[(size_t)a * r->iters + (size_t)(it - r->warmup)] = dt;
+        }
+    }
+    double el = MPI_Wtime() - start;
+    tmax = rank == 0 ? malloc(sizeof(double) * (size_t)na * (size_t)r->iters) : NULL;
+    MPI_Reduce(t, tmax, na * r->iters, MPI_DOUBLE, MPI_MAX, 0, comm);
+    for (int a = 0; a < na; a++) {
+        dsde_result *y = &res[a];
+        y->ok = !agree(err[a], msg[a], y->error, sizeof y->error, comm, P, rank);
+        if (!y->ok) {
+            code = 1;
+            if (rank == 0)
+                fprintf(stderr, "xchg-bench: dsde: %s failed: %s\n", algo_label(r->algos[a]),
+                        y->error);
+        }
+        if (rank != 0)
+            continue;
+        y->times = malloc(sizeof(double) * (size_t)r->iters);
+        memcpy(y->times, tmax + (size_t)a * r->iters, sizeof(double) * (size_t)r->iters);
+        double *so = malloc(sizeof(double) * (size_t)r->iters), sum = 0;
+        memcpy(so, y->times, sizeof(double) * (size_t)r->iters);
+        qsort(so, (size_t)r->iters, sizeof(double), cmp_double);
+        for (int i = 0; i < r->iters; i++)
+            sum += so[i];
+        y->min = so[0];
+        y->max = so[r->iters - 1];
+        y->median = r->iters % 2 ? so[r->iters / 2]
+                                 : 0.5 * (so[r->iters / 2 - 1] + so[r->iters / 2]);
+        y->mean = sum / r->iters;
+        free(so);
+    }
+    free(err);
+    free(msg);
+    if (rank == 0) {
+        table(stdout, r, res);
+        if (!r->quiet && el > 2.0)
+            fprintf(stderr, "xchg-bench: dsde done, %.1f s\n", el);
+        if (r->csv && write_csv(r->csv, r, res)) {
+            fprintf(stderr, "xchg-bench: cannot write '%s'\n", r->csv);
+            code = 1;
+        }
+        if (r->json && write_json(r->json, r, res)) {
+            fprintf(stderr, "xchg-bench: cannot write '%s'\n", r->json);
+            code = 1;
+        }
+    }
+    MPI_Bcast(&code, 1, MPI_INT, 0, comm);
+out:
+    for (int a = 0; res && a < na; a++)
+        free(res[a].times);
+    free(res);
+    free(t);
+    free(tmax);
+    free(x.dests);
+    free(x.counts);
+    free(x.displs);
+    free(x.sb);
+    free(x.v);
+    free(scratch);
+    free(s.buf);
+    free(s.src);
+    free(s.cnt);
+    free(s.off);
+    return code;
+}
