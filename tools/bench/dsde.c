@@ -318,11 +318,15 @@ static int baseline(const dsde_run *r, const exch *x, double **rb, MPI_Comm comm
     int rc0 = MPI_Alltoall(sc, 1, MPI_INT, rc, 1, MPI_INT, comm);
     if (rc0 != MPI_SUCCESS)
         return rc0;
-    int tot = 0;
+    int64_t tot = 0;
     for (int q = 0; q < P; q++) {
-        rd[q] = tot;
+        if (tot > INT32_MAX)
+            break;
+        rd[q] = (int)tot;
         tot += rc[q];
     }
+    if (tot > INT32_MAX) /* excluded by dsde_main's check of (P-1) nd */
+        return MPI_ERR_COUNT;
     *rb = malloc((size_t)tot * sizeof(double) + 1);
     if (!*rb)
         return MPI_ERR_NO_MEM;
@@ -732,10 +736,12 @@ int dsde_main(int argc, char **argv, MPI_Comm comm)
     r->k = P > 1 ? (int)(kk < 1 ? 1 : kk > P - 1 ? P - 1 : kk) : 0;
     if (r->density == 0)
         r->k = 0; /* only density 0 means no partners */
-    if ((double)r->k * r->nd > 2147483647.0) {
+    /* A rank may receive from all P-1 others: the baseline's int
+     * displacements must hold that (decided from P, so on every rank). */
+    if ((double)(P - 1) * r->nd > 2147483647.0) {
         if (rank == 0)
-            fprintf(stderr, "xchg-bench: dsde: %d partners x %d doubles overflow int "
-                            "displacements (xchg-bench dsde --help for usage)\n", r->k, r->nd);
+            fprintf(stderr, "xchg-bench: dsde: %d senders x %d doubles overflow int "
+                            "displacements (xchg-bench dsde --help for usage)\n", P - 1, r->nd);
         return 2;
     }
     r->algos[r->na++] = DSDE_BASELINE;
