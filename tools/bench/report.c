@@ -86,6 +86,27 @@ void report_table_row(FILE *f, const bench_run *r, const bench_result *row)
     fflush(f);
 }
 
+void report_table_footer(FILE *f, const bench_run *r, const bench_result *res, int n)
+{
+    fprintf(f, "# temporary memory, bytes, most over ranks and sizes:");
+    for (int a = 0; a < r->nalgos; a++) {
+        uint64_t most = 0;
+        int any = 0;
+        for (int k = 0; k < n; k++)
+            if (res[k].algo == a && res[k].status == ST_OK) {
+                any = 1;
+                most = res[k].temp_bytes > most ? res[k].temp_bytes : most;
+            }
+        if (any)
+            fprintf(f, " %s %" PRIu64 "%s", bench_algo_label(r->algos[a]), most,
+                    a + 1 < r->nalgos ? "," : "");
+        else
+            fprintf(f, " %s -%s", bench_algo_label(r->algos[a]), a + 1 < r->nalgos ? "," : "");
+    }
+    fprintf(f, "\n");
+    fflush(f);
+}
+
 static const char *status_name(bench_status s)
 {
     return s == ST_OK ? "ok" : s == ST_ERROR ? "error" : "skipped";

@@ -738,6 +738,7 @@ int main(int argc, char **argv)
     int progress = !r->quiet && rank == 0;
     int failed = 0, n = 0;
     for (int p = 0; p < r->npatterns && !failed; p++) {
+        int first = n;
         if (rank == 0) {
             if (p > 0)
                 printf("\n");
@@ -757,6 +758,8 @@ int main(int argc, char **argv)
                 fprintf(stderr, "xchg-bench: %s %" PRId64 " B done, %.1f s\n",
                         bench_pattern_name(r->patterns[p]), s, el);
         }
+        if (rank == 0 && !failed)
+            report_table_footer(stdout, r, &res[first], n - first);
     }
     int code = 0;
     if (failed) {
