@@ -17,6 +17,12 @@ int xchg_alltoallv_vendor(xchg_call *c);
 int xchg_alltoallv_linear(xchg_call *c);
 int xchg_alltoallv_pairwise(xchg_call *c);
 int xchg_alltoallv_scattered(xchg_call *c);
+int xchg_alltoallv_padded_alltoall(xchg_call *c);
+int xchg_alltoallv_bruck_padded(xchg_call *c);
+int xchg_alltoallv_bruck_twophase(xchg_call *c);
+int xchg_alltoallv_bruck_radix(xchg_call *c);
+int xchg_alltoallv_hierarchical(xchg_call *c);
+int xchg_alltoallv_grid(xchg_call *c);
 int xchg_alltoallv_rma_fence(xchg_call *c);
 int xchg_alltoallv_rma_lock(xchg_call *c);
 
@@ -36,9 +42,21 @@ static const xchg_algo_info registry[] = {
      "all messages posted at once: medium P, medium and large messages",
      &xchg_linear_persist},
     {XCHG_ALGO_PAIRWISE, "pairwise", xchg_alltoallv_pairwise,
-     "one partner per step: large messages, where contention matters more than latency"},
+     "one partner per step: large messages, where contention matters more than latency", NULL},
     {XCHG_ALGO_SCATTERED, "scattered", xchg_alltoallv_scattered,
-     "linear with at most XCHG_THROTTLE requests in flight: large P with medium messages"},
+     "linear with at most XCHG_THROTTLE requests in flight: large P with medium messages", NULL},
+    {XCHG_ALGO_PADDED_ALLTOALL, "padded_alltoall", xchg_alltoallv_padded_alltoall,
+     "blocks padded to the global largest, one MPI_Alltoall: small, nearly uniform blocks", NULL},
+    {XCHG_ALGO_BRUCK_PADDED, "bruck_padded", xchg_alltoallv_bruck_padded,
+     "Bruck on padded blocks, log2 P steps: tiny, nearly uniform blocks at large P", NULL},
+    {XCHG_ALGO_BRUCK_TWOPHASE, "bruck_twophase", xchg_alltoallv_bruck_twophase,
+     "Bruck with sizes sent ahead, no padding: small irregular blocks at large P", NULL},
+    {XCHG_ALGO_BRUCK_RADIX, "bruck_radix", xchg_alltoallv_bruck_radix,
+     "two-phase Bruck in base r (XCHG_BRUCK_RADIX): small blocks when log2 P rounds are too many", NULL},
+    {XCHG_ALGO_HIERARCHICAL, "hierarchical", xchg_alltoallv_hierarchical,
+     "gather per node, one message per node pair, scatter: many ranks per node, small blocks", NULL},
+    {XCHG_ALGO_GRID, "grid", xchg_alltoallv_grid,
+     "row then column through a sqrt(P) grid: about 2 sqrt(P) messages, small blocks at large P", NULL},
     {XCHG_ALGO_RMA_FENCE, "rma_fence", xchg_alltoallv_rma_fence,
      "MPI_Put between two fences, window made once: persistent use, blocks from ~32 KiB",
      &xchg_rma_fence_persist},
