@@ -153,9 +153,9 @@ int main(int argc, char **argv)
 
     /* 2. two-phase Bruck: rank 0 out of memory, at several points */
     xchg_algo twop[] = {XCHG_ALGO_BRUCK_TWOPHASE, XCHG_ALGO_BRUCK_RADIX};
-    const char *limits[] = {"1", "3000", "6000", "12000", "24000"};
+    const char *limits[] = {"1", "3000", "6000", "8000", "10000", "12000", "24000"};
     for (int a = 0; a < 2; a++)
-        for (int l = 0; l < 5; l++) {
+        for (int l = 0; l < 7; l++) {
             const char *name = xchg_algo_name(twop[a]);
             if (rank == 0)
                 setenv("XCHG_MAX_TEMP_BYTES", limits[l], 1);
