@@ -3,10 +3,11 @@
  * per node.
  *
  * Nodes: MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) of the private
- * communicator, or, when XCHG_RANKS_PER_NODE=k is set (it must be set alike
- * on all ranks), consecutive blocks of k ranks (P=7, k=3: nodes of 3, 3, 1)
- * so that one machine can play many nodes. Each node's lowest rank is its
- * leader. Nodes are numbered by their leader's rank and ranks are ordered
+ * communicator, or, when XCHG_RANKS_PER_NODE=k is set (a positive integer,
+ * set alike on all ranks; any other value counts as unset), consecutive
+ * blocks of k ranks (P=7, k=3: nodes of 3, 3, 1) so that one machine can
+ * play many nodes. Each node's lowest rank is its leader (one per node;
+ * several leaders per node are not done). Nodes are numbered by their leader's rank and ranks are ordered
  * node by node ("positions"); every rank computes the same order. The node
  * and leader communicators and that order are cached in
  * cs->ext[XCHG_EXT_HIERARCHICAL] and rebuilt when XCHG_RANKS_PER_NODE changes.
@@ -45,8 +46,11 @@
  * L*(P-L) per node: the win when latency dominates (small blocks, many
  * ranks per node). Every byte crosses the node twice more (gather,
  * scatter) and the leader carries its node's whole volume: poor for large
- * blocks. Memory: a member holds its own outgoing and incoming bytes, a
- * leader also its node's (G + R) plus 2 L (P+3) size entries.
+ * blocks. Six latency steps (three node collectives and two leader rounds
+ * on the sizes path, then the data path) make it lose to linear on one
+ * node. Memory: a member holds its own outgoing and incoming bytes, a
+ * leader also its node's (G + R); the leader's cached tables hold about
+ * 2 L (P+3) + 2 (L P + N) size entries.
  */
 #include "xchg_internal.h"
 
