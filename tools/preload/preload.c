@@ -1,0 +1,34 @@
+/*
+ * preload.c - libxchg-preload.so: an unmodified MPI application gets
+ * xchg's MPI_Alltoallv by LD_PRELOAD, with no rebuild.
+ *
+ *     LD_PRELOAD=/path/libxchg-preload.so mpiexec -n 64 ./app
+ *
+ * It defines MPI_Alltoallv (the PMPI profiling interface makes this legal)
+ * and forwards to xchg_alltoallv, which chooses an algorithm or takes
+ * XCHG_ALLTOALLV_ALGO. xchg's "vendor" algorithm calls PMPI_Alltoallv, so
+ * there is no recursion. XCHG_PRELOAD=off passes every call straight to
+ * the MPI library (for comparing runs without relinking).
+ * C callers only: Fortran bindings may call PMPI_Alltoallv directly.
+ */
+#include "xchg.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                  MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                  const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    static int mode = -1; /* -1 unknown, 0 off, 1 on */
+    if (mode < 0) {
+        const char *e = getenv("XCHG_PRELOAD");
+        mode = !(e && (!strcmp(e, "off") || !strcmp(e, "0")));
+    }
+    int inter = 0;
+    if (!mode || comm == MPI_COMM_NULL || (PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && inter))
+        return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                              rdispls, recvtype, comm);
+    return xchg_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                          rdispls, recvtype, comm);
+}

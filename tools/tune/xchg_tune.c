@@ -1,0 +1,248 @@
+/*
+ * xchg_tune.c - xchg-tune: measure this machine, write a tuning table.
+ *
+ *     mpiexec -n P xchg-tune --out xchg-tuning.txt [--sizes 8:65536] [--iters 20]
+ *     export XCHG_TUNING_FILE=$PWD/xchg-tuning.txt
+ *
+ * For each mean message size (powers of 4 between MIN and MAX) it times
+ * every registered algorithm on random counts in [0, 2*mean] bytes, after
+ * checking its result against MPI_Alltoallv, and writes a rule naming the
+ * fastest (median of the per-iteration maximum over ranks). It also
+ * measures the model constants alpha and beta with a ping-pong between
+ * rank 0 and the last rank. Rules hold for this P only; run it once per
+ * job size you use. --verify re-reads the table and checks that
+ * xchg_alltoallv then picks each rule's algorithm.
+ */
+#include "xchg.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int rank, P;
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+typedef struct {
+    int *sc, *sd, *rc, *rd;
+    char *sb, *rb, *ref;
+    long stot, rtot;
+    long long key; /* what the selector keys rules on: busiest rank's bytes / P */
+} pattern;
+
+static unsigned long long rnd(unsigned long long *s)
+{
+    *s ^= *s << 13; *s ^= *s >> 7; *s ^= *s << 17;
+    return *s;
+}
+
+static void pattern_make(pattern *p, long mean)
+{
+    p->sc = malloc(sizeof(int) * P); p->sd = malloc(sizeof(int) * P);
+    p->rc = malloc(sizeof(int) * P); p->rd = malloc(sizeof(int) * P);
+    unsigned long long s = 0x9E3779B97F4A7C15ull ^ (unsigned long long)(rank + 1) * 7919u;
+    for (int j = 0; j < P; j++)
+        p->sc[j] = (int)(rnd(&s) % (unsigned long long)(2 * mean + 1));
+    MPI_Alltoall(p->sc, 1, MPI_INT, p->rc, 1, MPI_INT, MPI_COMM_WORLD);
+    p->stot = p->rtot = 0;
+    for (int j = 0; j < P; j++) {
+        p->sd[j] = (int)p->stot; p->stot += p->sc[j];
+        p->rd[j] = (int)p->rtot; p->rtot += p->rc[j];
+    }
+    p->sb = malloc((size_t)p->stot + 1);
+    p->rb = malloc((size_t)p->rtot + 1);
+    p->ref = malloc((size_t)p->rtot + 1);
+    for (long k = 0; k < p->stot; k++)
+        p->sb[k] = (char)(rnd(&s) & 0xff);
+    MPI_Alltoallv(p->sb, p->sc, p->sd, MPI_BYTE, p->ref, p->rc, p->rd, MPI_BYTE, MPI_COMM_WORLD);
+    long long vol = p->stot > p->rtot ? p->stot : p->rtot;
+    MPI_Allreduce(&vol, &p->key, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    p->key /= P;
+}
+
+static void pattern_free(pattern *p)
+{
+    free(p->sc); free(p->sd); free(p->rc); free(p->rd);
+    free(p->sb); free(p->rb); free(p->ref);
+}
+
+/* Median over iters of the slowest rank's time; <0 if the result is wrong. */
+static double time_algo(xchg_algo a, pattern *p, int iters)
+{
+    memset(p->rb, 0, (size_t)p->rtot + 1);
+    int rc = xchg_alltoallv_algo(a, p->sb, p->sc, p->sd, MPI_BYTE, p->rb, p->rc, p->rd, MPI_BYTE,
+                                 MPI_COMM_WORLD);
+    int ok = rc == MPI_SUCCESS && memcmp(p->rb, p->ref, (size_t)p->rtot) == 0, all;
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!all)
+        return -1.0;
+    double *t = malloc(sizeof(double) * iters);
+    for (int i = 0; i < iters; i++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = MPI_Wtime();
+        xchg_alltoallv_algo(a, p->sb, p->sc, p->sd, MPI_BYTE, p->rb, p->rc, p->rd, MPI_BYTE,
+                            MPI_COMM_WORLD);
+        double dt = MPI_Wtime() - t0;
+        MPI_Allreduce(&dt, &t[i], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    }
+    qsort(t, iters, sizeof(double), cmp_double);
+    double med = t[iters / 2];
+    free(t);
+    return med;
+}
+
+/* Half round trip between rank 0 and the last rank for n bytes. */
+static double pingpong(int n, int reps)
+{
+    char *buf = calloc((size_t)n + 1, 1);
+    int peer = P - 1;
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    for (int i = 0; i < reps && P > 1; i++) {
+        if (rank == 0) {
+            MPI_Send(buf, n, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
+            MPI_Recv(buf, n, MPI_BYTE, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else if (rank == peer) {
+            MPI_Recv(buf, n, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(buf, n, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
+        }
+    }
+    double t = (MPI_Wtime() - t0) / (2.0 * reps);
+    MPI_Bcast(&t, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    free(buf);
+    return t;
+}
+
+static void usage_exit(const char *msg)
+{
+    if (rank == 0)
+        fprintf(stderr, "xchg-tune: %s\nusage: xchg-tune [--out FILE] [--sizes MIN:MAX] "
+                        "[--iters N] [--verify]\n", msg);
+    MPI_Finalize();
+    exit(2);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &P);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    const char *out = "xchg-tuning.txt";
+    long smin = 8, smax = 65536;
+    int iters = 20, verify = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--out") && i + 1 < argc)
+            out = argv[++i];
+        else if (!strcmp(argv[i], "--sizes") && i + 1 < argc) {
+            if (sscanf(argv[++i], "%ld:%ld", &smin, &smax) != 2 || smin < 1 || smax < smin)
+                usage_exit("--sizes wants MIN:MAX with 1 <= MIN <= MAX");
+        } else if (!strcmp(argv[i], "--iters") && i + 1 < argc) {
+            iters = atoi(argv[++i]);
+            if (iters < 1)
+                usage_exit("--iters wants a positive number");
+        } else if (!strcmp(argv[i], "--verify"))
+            verify = 1;
+        else
+            usage_exit("unknown option");
+    }
+    unsetenv("XCHG_TUNING_FILE"); /* measure the algorithms, not an old table */
+
+    double alpha = pingpong(0, 200);
+    double beta = P > 1 ? (pingpong(1 << 20, 20) - alpha) / (double)(1 << 20) : 0.0;
+    if (beta <= 0)
+        beta = 1e-10;
+
+    int nsizes = 0;
+    long sizes[40];
+    for (long s = smin; s <= smax && nsizes < 40; s *= 4)
+        sizes[nsizes++] = s;
+    xchg_algo best[40];
+    long long keys[40];
+    if (rank == 0)
+        printf("# xchg-tune: %d ranks, random counts in [0, 2*mean], median of %d\n"
+               "# alpha %.3g s  beta %.3g s/B\n%10s %-18s %12s %12s\n", P, iters, alpha, beta,
+               "mean_B", "fastest", "median_us", "vendor_us");
+    for (int i = 0; i < nsizes; i++) {
+        pattern p;
+        pattern_make(&p, sizes[i]);
+        keys[i] = p.key;
+        double bt = 0, vt = 0;
+        best[i] = XCHG_ALGO_VENDOR;
+        for (int a = 0; a < xchg_algo_count(); a++) {
+            xchg_algo al = xchg_algo_at(a);
+            double t = time_algo(al, &p, iters);
+            if (t < 0) {
+                if (rank == 0)
+                    fprintf(stderr, "xchg-tune: %s gives a wrong result at %ld B: skipped\n",
+                            xchg_algo_name(al), sizes[i]);
+                continue;
+            }
+            if (al == XCHG_ALGO_VENDOR)
+                vt = t;
+            if (bt == 0 || t < bt) {
+                bt = t;
+                best[i] = al;
+            }
+        }
+        if (rank == 0)
+            printf("%10ld %-18s %12.1f %12.1f\n", sizes[i], xchg_algo_name(best[i]), bt * 1e6,
+                   vt * 1e6);
+        pattern_free(&p);
+    }
+    int werr = 0;
+    if (rank == 0) {
+        FILE *f = fopen(out, "w");
+        if (!f) {
+            fprintf(stderr, "xchg-tune: cannot write %s\n", out);
+            werr = 1;
+        } else {
+            fprintf(f, "# xchg tuning table: written by xchg-tune on %d ranks\n", P);
+            fprintf(f, "alpha %.6g\nbeta %.6g\n", alpha, beta);
+            for (int i = 0; i < nsizes; i++) {
+                /* the selector keys rules on the busiest rank's bytes / P:
+                 * bucket edges halfway between the measured keys */
+                long long lo = i == 0 ? 0 : (keys[i - 1] + keys[i]) / 2 + 1;
+                long long hi = i == nsizes - 1 ? 1LL << 40 : (keys[i] + keys[i + 1]) / 2;
+                if (hi < lo)
+                    continue; /* keys too close to separate */
+                fprintf(f, "rule %d %d %lld %lld %s\n", P, P, lo, hi, xchg_algo_name(best[i]));
+            }
+            fclose(f);
+            printf("# wrote %s: export XCHG_TUNING_FILE=%s\n", out, out);
+        }
+    }
+    MPI_Bcast(&werr, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    int failures = werr;
+    if (verify && !werr) {
+        setenv("XCHG_TUNING_FILE", out, 1);
+        setenv("XCHG_AUTO_MIN_P", "1", 1);
+        for (int i = 0; i < nsizes; i++) {
+            pattern p;
+            pattern_make(&p, sizes[i]);
+            int rc = xchg_alltoallv(p.sb, p.sc, p.sd, MPI_BYTE, p.rb, p.rc, p.rd, MPI_BYTE,
+                                    MPI_COMM_WORLD);
+            xchg_stats s;
+            xchg_get_stats(MPI_COMM_WORLD, &s);
+            int ok = rc == MPI_SUCCESS && s.algo == best[i] &&
+                     memcmp(p.rb, p.ref, (size_t)p.rtot) == 0, all;
+            MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+            if (!all) {
+                failures++;
+                if (rank == 0)
+                    fprintf(stderr, "xchg-tune --verify: at %ld B the table says %s but "
+                                    "xchg_alltoallv ran %s\n", sizes[i], xchg_algo_name(best[i]),
+                            xchg_algo_name(s.algo) ? xchg_algo_name(s.algo) : "?");
+            }
+            pattern_free(&p);
+        }
+        if (rank == 0)
+            printf("verify: %d passed, %d failed\n", nsizes - failures, failures);
+    }
+    MPI_Finalize();
+    return failures ? 1 : 0;
+}
