@@ -149,16 +149,40 @@ int xchg_padded_agree(xchg_call *c, size_t per_block, size_t extra, const char *
 int xchg_bruck_twophase_run(xchg_call *c, int r, const char *who)
 {
     const int P = c->size, me = c->rank;
-    int err = MPI_SUCCESS, lost = 0;      /* lost: 1 + a failed rank, or 0 */
+    int err = MPI_SUCCESS;    /* the first error, returned */
+    int mpierr = MPI_SUCCESS; /* an MPI failure: the exchange stops */
+    int failed = 0;           /* this rank dropped its blocks */
+    int lost = 0;             /* 1 + the highest failed rank we heard of, or 0 */
+#define FAIL_HERE(e)                     \
+    do {                                 \
+        if (err == MPI_SUCCESS)          \
+            err = (e);                   \
+        failed = 1;                      \
+        if (lost < me + 1)               \
+            lost = me + 1;               \
+    } while (0)
 
     /* Metadata: its size depends on P and r only. */
     const size_t nreq = 4 * (size_t)r;
     size_t mbytes = (size_t)P * (sizeof(size_t) + sizeof(int64_t)) +
                     2 * ((size_t)P + (size_t)r) * sizeof(int64_t) +
                     5 * (size_t)r * sizeof(size_t) + nreq * sizeof(MPI_Request);
-    char *meta = xchg_temp_alloc(c, mbytes, "two-phase Bruck: block size tables", &err);
+    int aerr = MPI_SUCCESS;
+    char *meta = xchg_temp_alloc(c, mbytes, "two-phase Bruck: block size tables", &aerr);
+    if (!meta && c->temp_limit != SIZE_MAX) {
+        /* Over the limit on this rank only, perhaps, while the others are
+         * about to wait for us: take these few bytes anyway (still counted)
+         * to fail in step with them, as below, keeping the limit's error. */
+        size_t limit = c->temp_limit;
+        int merr = MPI_SUCCESS;
+        c->temp_limit = SIZE_MAX;
+        meta = xchg_temp_alloc(c, mbytes, "two-phase Bruck: block size tables", &merr);
+        c->temp_limit = limit;
+        if (meta)
+            FAIL_HERE(aerr);
+    }
     if (!meta)
-        return err;
+        return aerr; /* malloc itself failed: nothing left to take part with */
     size_t *off = (size_t *)meta;
     int64_t *sz = (int64_t *)(off + P);
     int64_t *smeta = sz + P, *rmeta = smeta + P + r;
@@ -167,29 +191,29 @@ int xchg_bruck_twophase_run(xchg_call *c, int r, const char *who)
     MPI_Request *req = (MPI_Request *)(pos + r);
 
     /* Rotation: slot i is the block for me+i, all packed in slot order. */
-    size_t total = 0;
+    size_t store_bytes = 0;
     for (int i = 0; i < P; i++) {
-        off[i] = total;
-        sz[i] = (int64_t)xchg_bruck_send_bytes(c, (me + i) % P);
-        total += (size_t)sz[i];
+        off[i] = store_bytes;
+        sz[i] = failed ? 0 : (int64_t)xchg_bruck_send_bytes(c, (me + i) % P);
+        store_bytes += (size_t)sz[i];
     }
-    size_t store_bytes = total;
-    int lerr = MPI_SUCCESS;
-    char *store = xchg_temp_alloc(c, store_bytes, "two-phase Bruck: packed send blocks", &lerr);
-    for (int i = 0; store && i < P && lerr == MPI_SUCCESS; i++)
-        lerr = xchg_bruck_pack_for(c, (me + i) % P, store + off[i]);
-    if (lerr != MPI_SUCCESS) {
-        /* cannot pack (memory, or MPI_Pack failed): take part empty-handed */
-        err = lerr;
-        lost = me + 1;
-        xchg_temp_free(c, store, store_bytes);
-        store = NULL;
-        store_bytes = 0;
-        for (int i = 0; i < P; i++)
-            sz[i] = 0, off[i] = 0;
+    char *store = NULL;
+    if (!failed) {
+        store = xchg_temp_alloc(c, store_bytes, "two-phase Bruck: packed send blocks", &aerr);
+        for (int i = 0; store && i < P && aerr == MPI_SUCCESS; i++)
+            aerr = xchg_bruck_pack_for(c, (me + i) % P, store + off[i]);
+        if (aerr != MPI_SUCCESS) {
+            /* cannot pack (memory, or MPI_Pack failed): take part empty-handed */
+            FAIL_HERE(aerr);
+            xchg_temp_free(c, store, store_bytes);
+            store = NULL;
+            store_bytes = 0;
+            for (int i = 0; i < P; i++)
+                sz[i] = 0;
+        }
     }
 
-    for (long long w = 1; w < P; w *= r) {
+    for (long long w = 1; w < P && mpierr == MPI_SUCCESS; w *= r) {
         const int W = (int)w;
         int nv = 0;
         while (nv + 1 < r && (long long)(nv + 1) * w < P)
@@ -207,28 +231,31 @@ int xchg_bruck_twophase_run(xchg_call *c, int r, const char *who)
                 kept += (size_t)sz[i];
             }
         }
-        size_t mp = 0, sbytes = 0;
+        size_t sbytes = 0;
+        for (int v = 1; v <= nv; v++)
+            sbytes += sb[v];
+        char *sendtmp = NULL;
+        if (sbytes) {
+            sendtmp = xchg_temp_alloc(c, sbytes, "two-phase Bruck: outgoing blocks", &aerr);
+            if (!sendtmp) { /* drop everything, announce empty blocks */
+                FAIL_HERE(aerr);
+                xchg_temp_free(c, store, store_bytes);
+                store = NULL;
+                store_bytes = kept = sbytes = 0;
+                for (int i = 0; i < P; i++)
+                    sz[i] = 0;
+                for (int v = 1; v <= nv; v++)
+                    sb[v] = 0;
+            }
+        }
+        /* Pass 2: sizes into smeta, bytes into sendtmp, in slot order. */
+        size_t mp = 0, sp = 0;
         for (int v = 1; v <= nv; v++) {
             mpos[v] = mp;
             mp += cnt[v] + 1;
-            pos[v] = sbytes;
-            sbytes += sb[v];
-        }
-        /* Pass 2: pack the moving slots, sizes into smeta, bytes into sendtmp. */
-        int aerr = MPI_SUCCESS;
-        char *sendtmp = xchg_temp_alloc(c, sbytes, "two-phase Bruck: outgoing blocks", &aerr);
-        if (!sendtmp) {
-            if (err == MPI_SUCCESS)
-                err = aerr;
-            lost = lost ? lost : me + 1;
-            for (int i = 0; i < P; i++)
-                sz[i] = 0;
-            for (int v = 1; v <= nv; v++)
-                sb[v] = pos[v] = 0;
-            kept = 0;
-        }
-        for (int v = 1; v <= nv; v++) {
             smeta[mpos[v]] = lost;
+            pos[v] = sp;
+            sp += sb[v];
             cnt[v] = 0; /* refilled below to the same value */
         }
         for (int i = 1; i < P; i++) {
@@ -241,27 +268,25 @@ int xchg_bruck_twophase_run(xchg_call *c, int r, const char *who)
                 pos[v] += (size_t)sz[i];
             }
         }
-        /* Phase 1: sizes (and the loss mark). */
+        /* Phase 1: sizes, and the loss mark. */
         int n = 0;
-        for (int v = 1; v <= nv && err == MPI_SUCCESS; v++) {
+        for (int v = 1; v <= nv && mpierr == MPI_SUCCESS; v++) {
             int src = (int)(((long long)me - v * w % P + P) % P);
-            err = MPI_Irecv(rmeta + mpos[v], (int)cnt[v] + 1, MPI_INT64_T, src, XCHG_TAG_BRUCK,
-                            c->comm, &req[n++]);
+            mpierr = MPI_Irecv(rmeta + mpos[v], (int)cnt[v] + 1, MPI_INT64_T, src,
+                               XCHG_TAG_BRUCK, c->comm, &req[n++]);
         }
-        for (int v = 1; v <= nv && err == MPI_SUCCESS; v++) {
+        for (int v = 1; v <= nv && mpierr == MPI_SUCCESS; v++) {
             int dst = (int)((me + v * w) % P);
-            err = MPI_Isend(smeta + mpos[v], (int)cnt[v] + 1, MPI_INT64_T, dst, XCHG_TAG_BRUCK,
-                            c->comm, &req[n++]);
+            mpierr = MPI_Isend(smeta + mpos[v], (int)cnt[v] + 1, MPI_INT64_T, dst,
+                               XCHG_TAG_BRUCK, c->comm, &req[n++]);
         }
         int werr = MPI_Waitall(n, req, MPI_STATUSES_IGNORE);
-        if (err == MPI_SUCCESS)
-            err = werr;
-        if (err != MPI_SUCCESS && !lost) {
-            /* an MPI failure: nothing sensible can follow */
+        if (mpierr == MPI_SUCCESS)
+            mpierr = werr;
+        if (mpierr != MPI_SUCCESS) {
             xchg_temp_free(c, sendtmp, sbytes);
             break;
         }
-
         size_t rbytes = 0;
         for (int v = 1; v <= nv; v++) {
             rb[v] = 0;
@@ -274,29 +299,26 @@ int xchg_bruck_twophase_run(xchg_call *c, int r, const char *who)
         /* Phase 2: the bytes, into a new store after the slots that stay. */
         size_t new_bytes = kept + rbytes;
         char *nstore = NULL;
-        if (sendtmp || sbytes == 0)
+        if (!failed) {
             nstore = xchg_temp_alloc(c, new_bytes, "two-phase Bruck: blocks held", &aerr);
-        int drop = !nstore;
-        if (drop && sendtmp) {
-            if (err == MPI_SUCCESS)
-                err = aerr;
-            lost = lost ? lost : me + 1;
+            if (!nstore)
+                FAIL_HERE(aerr); /* what we announced still goes out */
         }
+        const int drop = !nstore;
         n = 0;
-        int perr = MPI_SUCCESS;
         size_t rp = kept;
-        for (int v = 1; v <= nv && perr == MPI_SUCCESS; v++) {
+        for (int v = 1; v <= nv && mpierr == MPI_SUCCESS; v++) {
             int src = (int)(((long long)me - v * w % P + P) % P);
             if (rb[v])
-                perr = xchg_bruck_post(drop ? NULL : nstore + rp, rb[v], src, 0, c->comm,
-                                       req, &n);
+                mpierr = xchg_bruck_post(drop ? NULL : nstore + rp, rb[v], src, 0, c->comm,
+                                         req, &n);
             rp += rb[v];
         }
-        size_t sp = 0;
-        for (int v = 1; v <= nv && perr == MPI_SUCCESS; v++) {
+        sp = 0;
+        for (int v = 1; v <= nv && mpierr == MPI_SUCCESS; v++) {
             int dst = (int)((me + v * w) % P);
             if (sb[v])
-                perr = xchg_bruck_post(sendtmp + sp, sb[v], dst, 1, c->comm, req, &n);
+                mpierr = xchg_bruck_post(sendtmp + sp, sb[v], dst, 1, c->comm, req, &n);
             sp += sb[v];
         }
         /* The slots that stay move to the new store meanwhile. */
@@ -314,17 +336,14 @@ int xchg_bruck_twophase_run(xchg_call *c, int r, const char *who)
             kp += (size_t)sz[i];
         }
         werr = MPI_Waitall(n, req, MPI_STATUSES_IGNORE);
-        if (!drop && perr == MPI_SUCCESS)
-            perr = werr; /* a draining receive truncates on purpose */
-        if (err == MPI_SUCCESS)
-            err = perr;
+        if (!drop && mpierr == MPI_SUCCESS)
+            mpierr = werr; /* a draining receive truncates on purpose */
         /* Received slots, in the sender's slot order. */
-        for (int v = 1; v <= nv; v++)
-            cnt[v] = 0;
         rp = kept;
         for (int v = 1; v <= nv; v++) {
             pos[v] = rp;
             rp += rb[v];
+            cnt[v] = 0;
         }
         for (int i = 1; i < P; i++) {
             int v = xchg_bruck_digit(i, r, W);
@@ -340,10 +359,11 @@ int xchg_bruck_twophase_run(xchg_call *c, int r, const char *who)
         xchg_temp_free(c, store, store_bytes);
         store = nstore;
         store_bytes = drop ? 0 : new_bytes;
-        if (perr != MPI_SUCCESS && !lost)
-            break; /* an MPI failure */
     }
+#undef FAIL_HERE
 
+    if (err == MPI_SUCCESS)
+        err = mpierr;
     if (lost) {
         if (err == MPI_SUCCESS)
             err = xchg_error_code(MPI_ERR_NO_MEM, "%s: rank %d ran out of temporary memory "

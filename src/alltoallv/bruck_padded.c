@@ -81,7 +81,7 @@ int xchg_alltoallv_bruck_padded(xchg_call *c)
                                   "receive type signatures do not match", who, src, me,
                                   bytes, B);
         else
-            err = xchg_bruck_unpack_from(c, src, slots + (size_t)i * B, bytes, who);
+            err = xchg_bruck_unpack_from(c, src, slots ? slots + (size_t)i * B : NULL, bytes, who);
     }
     xchg_temp_free(c, in, m * B);
     xchg_temp_free(c, out, m * B);

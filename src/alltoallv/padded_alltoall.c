@@ -62,7 +62,7 @@ int xchg_alltoallv_padded_alltoall(xchg_call *c)
                                   "receive type signatures do not match", who, j, c->rank,
                                   bytes, B);
         else
-            err = xchg_bruck_unpack_from(c, j, rbuf + (size_t)j * B, bytes, who);
+            err = xchg_bruck_unpack_from(c, j, rbuf ? rbuf + (size_t)j * B : NULL, bytes, who);
     }
     xchg_temp_free(c, rbuf, (size_t)P * B);
     xchg_temp_free(c, sbuf, (size_t)P * B);

@@ -1,0 +1,215 @@
+/*
+ * test_bruck.c - the failure contract of the padded and Bruck algorithms.
+ *
+ * 1. Padded algorithms over XCHG_MAX_TEMP_BYTES refuse with MPI_ERR_NO_MEM
+ *    on every rank, also when only one rank has the small limit, and the
+ *    communicator stays usable.
+ * 2. Two-phase Bruck with a rank out of temporary memory mid-exchange does
+ *    not hang: that rank returns MPI_ERR_NO_MEM, any other rank either the
+ *    same or success with correct data.
+ * 3. A receive block smaller than what arrives gives MPI_ERR_TRUNCATE on
+ *    that rank only (byte-level algorithms that know the incoming sizes),
+ *    and the user's buffer past the block is untouched.
+ * 4. XCHG_BRUCK_RADIX out of range or garbage still gives correct results.
+ * Every failure is printed; the exit code is non-zero on any.
+ */
+#include "xchg.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int npass, nfail, rank, P;
+
+static void check(const char *what, int ok)
+{
+    if (!ok)
+        fprintf(stderr, "FAIL [rank %d] %s\n", rank, what);
+    ok ? npass++ : nfail++;
+}
+
+static int err_class(int rc)
+{
+    int cls = MPI_SUCCESS;
+    if (rc != MPI_SUCCESS)
+        MPI_Error_class(rc, &cls);
+    return cls;
+}
+
+static const char *msg_of(int rc)
+{
+    static char msg[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    msg[0] = 0;
+    if (rc != MPI_SUCCESS)
+        xchg_error_string(rc, msg, &len);
+    return msg;
+}
+
+/* n ints from every rank to every rank; value encodes (source, dest, k). */
+typedef struct {
+    int *sc, *sd, *rc, *rd, *sb, *rb;
+    int n;
+} bufs;
+
+static void make(bufs *b, int n)
+{
+    b->n = n;
+    b->sc = malloc(sizeof(int) * (size_t)P);
+    b->sd = malloc(sizeof(int) * (size_t)P);
+    b->rc = malloc(sizeof(int) * (size_t)P);
+    b->rd = malloc(sizeof(int) * (size_t)P);
+    b->sb = malloc(sizeof(int) * (size_t)(P * n + 1));
+    b->rb = malloc(sizeof(int) * (size_t)(P * n + 1));
+    for (int j = 0; j < P; j++) {
+        b->sc[j] = b->rc[j] = n;
+        b->sd[j] = b->rd[j] = j * n;
+        for (int k = 0; k < n; k++)
+            b->sb[j * n + k] = (rank * 1000 + j) * 1000 + k;
+    }
+}
+
+static void clear(bufs *b)
+{
+    memset(b->rb, 0xff, sizeof(int) * (size_t)(P * b->n + 1));
+}
+
+static int correct(const bufs *b)
+{
+    for (int j = 0; j < P; j++)
+        for (int k = 0; k < b->n; k++)
+            if (b->rb[j * b->n + k] != (j * 1000 + rank) * 1000 + k)
+                return 0;
+    return 1;
+}
+
+static void unmake(bufs *b)
+{
+    free(b->sc); free(b->sd); free(b->rc); free(b->rd); free(b->sb); free(b->rb);
+}
+
+static int run(xchg_algo a, bufs *b, MPI_Comm comm)
+{
+    clear(b);
+    return xchg_alltoallv_algo(a, b->sb, b->sc, b->sd, MPI_INT, b->rb, b->rc, b->rd,
+                               MPI_INT, comm);
+}
+
+/* A good call right after: the communicator is still usable. */
+static void usable_after(const char *label, xchg_algo a, bufs *b, MPI_Comm comm)
+{
+    char w[200];
+    int rc = run(a, b, comm);
+    snprintf(w, sizeof w, "%s: next call succeeds (%s)", label, msg_of(rc));
+    check(w, rc == MPI_SUCCESS && correct(b));
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &P);
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    char w[300];
+    bufs b;
+    make(&b, 256); /* 1 KiB blocks: padded needs about 2 KiB x P */
+
+    /* 1. padded refusal, all ranks limited, then one rank limited */
+    xchg_algo padded[] = {XCHG_ALGO_PADDED_ALLTOALL, XCHG_ALGO_BRUCK_PADDED};
+    for (int a = 0; a < 2; a++) {
+        for (int only0 = 0; only0 < 2; only0++) {
+            const char *name = xchg_algo_name(padded[a]);
+            char lim[32]; /* half the padded blocks alone: both must refuse */
+            snprintf(lim, sizeof lim, "%d", 512 * P);
+            if (!only0 || rank == 0)
+                setenv("XCHG_MAX_TEMP_BYTES", lim, 1);
+            int rc = run(padded[a], &b, comm);
+            unsetenv("XCHG_MAX_TEMP_BYTES");
+            snprintf(w, sizeof w, "%s, limit %s on %s: MPI_ERR_NO_MEM naming the limit, "
+                     "got class %d (%s)", name, lim, only0 ? "rank 0" : "all ranks",
+                     err_class(rc), msg_of(rc));
+            check(w, err_class(rc) == MPI_ERR_NO_MEM &&
+                     strstr(msg_of(rc), "XCHG_MAX_TEMP_BYTES") != NULL);
+            /* refused before any data moved */
+            check("refusal leaves recvbuf untouched", b.rb[0] == -1);
+            usable_after(name, padded[a], &b, comm);
+        }
+        /* a limit that fits: 2 x P x 1 KiB plus room */
+        snprintf(w, sizeof w, "%d", 3 * P * 1024 + 4096);
+        setenv("XCHG_MAX_TEMP_BYTES", w, 1);
+        int rc = run(padded[a], &b, comm);
+        unsetenv("XCHG_MAX_TEMP_BYTES");
+        snprintf(w, sizeof w, "%s under a sufficient limit (%s)", xchg_algo_name(padded[a]),
+                 msg_of(rc));
+        check(w, rc == MPI_SUCCESS && correct(&b));
+        xchg_stats st;
+        xchg_get_stats(comm, &st);
+        snprintf(w, sizeof w, "%s reports its padded buffers (%zu bytes)",
+                 xchg_algo_name(padded[a]), st.temp_bytes);
+        check(w, st.temp_bytes >= (size_t)P * 1024);
+    }
+
+    /* 2. two-phase Bruck: rank 0 out of memory, at several points */
+    xchg_algo twop[] = {XCHG_ALGO_BRUCK_TWOPHASE, XCHG_ALGO_BRUCK_RADIX};
+    const char *limits[] = {"1", "3000", "6000", "8000", "10000", "12000", "24000"};
+    for (int a = 0; a < 2; a++)
+        for (int l = 0; l < 7; l++) {
+            const char *name = xchg_algo_name(twop[a]);
+            if (rank == 0)
+                setenv("XCHG_MAX_TEMP_BYTES", limits[l], 1);
+            int rc = run(twop[a], &b, comm);
+            unsetenv("XCHG_MAX_TEMP_BYTES");
+            int cls = err_class(rc);
+            /* rank 0 holds P KiB and more, except alone with its one block */
+            int must_fail = rank == 0 && (size_t)atol(limits[l]) < (size_t)P * 1024;
+            snprintf(w, sizeof w, "%s, limit %s on rank 0: got class %d (%s)", name,
+                     limits[l], cls, msg_of(rc));
+            check(w, must_fail ? cls == MPI_ERR_NO_MEM
+                               : (cls == MPI_ERR_NO_MEM || (cls == MPI_SUCCESS && correct(&b))));
+            usable_after(name, twop[a], &b, comm);
+        }
+
+    /* 3. truncation: rank t receives one int less from rank 0 than it sends */
+    {
+        int t = P > 1 ? 1 : 0;
+        xchg_algo trunc[] = {XCHG_ALGO_BRUCK_TWOPHASE, XCHG_ALGO_BRUCK_RADIX};
+        for (int a = 0; a < 2; a++) {
+            if (rank == t)
+                b.rc[0] = b.n - 1;
+            int rc = run(trunc[a], &b, comm);
+            int cls = err_class(rc);
+            snprintf(w, sizeof w, "%s, recvcounts[0] short on rank %d: got class %d (%s)",
+                     xchg_algo_name(trunc[a]), t, cls, msg_of(rc));
+            if (rank == t)
+                check(w, cls == MPI_ERR_TRUNCATE && strstr(msg_of(rc), "recvcounts[0]") &&
+                         b.rb[b.n - 1] == -1);
+            else
+                check(w, cls == MPI_SUCCESS && correct(&b));
+            b.rc[0] = b.n;
+            usable_after(xchg_algo_name(trunc[a]), trunc[a], &b, comm);
+        }
+    }
+
+    /* 4. radix settings: all give correct results */
+    {
+        const char *radix[] = {"2", "3", "1", "-7", "1000000", "0", "x3", ""};
+        for (int i = 0; i < 8; i++) {
+            setenv("XCHG_BRUCK_RADIX", radix[i], 1);
+            int rc = run(XCHG_ALGO_BRUCK_RADIX, &b, comm);
+            snprintf(w, sizeof w, "XCHG_BRUCK_RADIX='%s' (%s)", radix[i], msg_of(rc));
+            check(w, rc == MPI_SUCCESS && correct(&b));
+        }
+        unsetenv("XCHG_BRUCK_RADIX");
+    }
+
+    unmake(&b);
+    MPI_Comm_free(&comm);
+    int tot[2] = {npass, nfail}, all[2];
+    MPI_Reduce(tot, all, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("test_bruck on %d ranks: %d passed, %d failed\n", P, all[0], all[1]);
+    MPI_Finalize();
+    return nfail || (rank == 0 && all[1]) ? 1 : 0;
+}
