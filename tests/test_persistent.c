@@ -142,9 +142,16 @@ static void run_case(const char *name, xchg_algo algo, const char *pat, const ch
     if (err != MPI_SUCCESS) {
         snprintf(why, sizeof why, "init returned error class %d", errclass(err));
         ok = 0;
-    } else if (algo != XCHG_ALGO_AUTO && xchg_request_algo(req) != algo) {
-        snprintf(why, sizeof why, "request runs algorithm %d", (int)xchg_request_algo(req));
-        ok = 0;
+    } else {
+        /* forced, or for the plain init what XCHG_ALLTOALLV_ALGO names */
+        const char *env = getenv("XCHG_ALLTOALLV_ALGO");
+        xchg_algo want = algo != XCHG_ALGO_AUTO ? algo
+                         : (env && *env ? xchg_algo_from_name(env) : XCHG_ALGO_AUTO);
+        if (want != XCHG_ALGO_AUTO && xchg_request_algo(req) != want) {
+            snprintf(why, sizeof why, "request runs algorithm %d, expected %d",
+                     (int)xchg_request_algo(req), (int)want);
+            ok = 0;
+        }
     }
 
     for (int it = 0; it < cycles && ok; it++) {

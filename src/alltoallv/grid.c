@@ -34,7 +34,9 @@
  * Cost: 2 latency rounds of data (plus the size round and the allreduce)
  * with ~2 sqrt(P) messages per rank, against P-1 for linear, at twice the
  * volume: the win for small blocks at large P. Memory: outgoing + held +
- * incoming bytes (about 3x this rank's share) and O(sqrt(P)^2) sizes.
+ * incoming bytes (about 3x this rank's share) as temporaries; the shape and
+ * the size tables (P + O(sqrt(P)^2) entries) depend only on the
+ * communicator and are kept in cs->ext[XCHG_EXT_GRID].
  */
 #include "xchg_internal.h"
 
@@ -72,54 +74,101 @@ static int grid_sources(const grid_shape *g, int i, int *src)
     return n;
 }
 
-int xchg_alltoallv_grid(xchg_call *c)
+/* Tables of one communicator: the shape and every size table a call
+ * reuses, allocated once (so the only temporaries of a call are the data
+ * buffers, which the agreed refusal covers). */
+typedef struct grid_state {
+    grid_shape g;
+    int K, nsrc;            /* ranks in my column; sources I forward for */
+    size_t maxsrc, nreq;
+    int64_t *s1;            /* P: my block sizes, column by column */
+    int64_t *r1;            /* nsrc x K: sizes I hold, by source */
+    int64_t *s2;            /* K x nsrc: phase-2 sizes, by destination */
+    int64_t *r2;            /* K x maxsrc: phase-2 sizes received */
+    int64_t *dtot;          /* K: bytes from each column member */
+    MPI_Aint *boff;         /* nsrc+1: my sources' segments in B */
+    MPI_Aint *disp2;        /* K x nsrc: phase-2 block addresses in B */
+    MPI_Request *req;       /* nreq */
+    int *tgt;               /* C: phase-1 targets */
+    int *src;               /* nsrc: my sources */
+    int *len2;              /* K x nsrc: phase-2 block lengths */
+    int *nsrcj;             /* K: sources of each column member */
+    int *tmpsrc;            /* maxsrc: scratch */
+} grid_state;
+
+static int grid_build(xchg_call *c, grid_state **out)
 {
     const int P = c->size, me = c->rank;
-    int selferr = xchg_self_copy(c);
-    if (P == 1)
-        return selferr;
     grid_shape g = {P, 1, 0, 0};
     while (g.C * g.C < P)
         g.C++;
     g.R = (P + g.C - 1) / g.C;
     g.W = P - (g.R - 1) * g.C;
-    const int C = g.C, myc = me % C, K = col_len(&g, myc);
-    const int64_t ssz = c->st.size, rsz = c->rt.size;
-    int err = MPI_SUCCESS, myerr = MPI_SUCCESS;
-
-    /* Bookkeeping, one allocation: int64, MPI_Aint, requests, then ints. */
+    const int C = g.C, K = col_len(&g, me % C);
     const size_t maxsrc = 2 * (size_t)C;
     const size_t ni64 = (size_t)P + maxsrc * K * 3 + (size_t)K;
     const size_t naint = maxsrc + 1 + (size_t)K * maxsrc;
     const size_t nreq = 4 * (size_t)C + 4 * (size_t)K + 4;
-    const size_t nint = (size_t)C + maxsrc + (size_t)K * maxsrc + (size_t)K;
-    size_t bk_b = sizeof(int64_t) * ni64 + sizeof(MPI_Aint) * naint +
-                  sizeof(MPI_Request) * nreq + sizeof(int) * nint;
-    char *bk = xchg_temp_alloc(c, bk_b, "grid: size tables", &err);
-    if (!bk)
-        return err;
-    int64_t *s1 = (int64_t *)bk;          /* P: my block sizes, column by column */
-    int64_t *r1 = s1 + P;                 /* nsrc x K: sizes held, by source */
-    int64_t *s2 = r1 + maxsrc * K;        /* K x nsrc: phase-2 sizes, by dest */
-    int64_t *r2 = s2 + maxsrc * K;        /* K x maxsrc: phase-2 sizes received */
-    int64_t *dtot = r2 + maxsrc * K;      /* K: bytes from each column member */
-    MPI_Aint *boff = (MPI_Aint *)(dtot + K); /* nsrc+1: sources' segments in B */
-    MPI_Aint *disp2 = boff + maxsrc + 1;  /* K x nsrc: phase-2 block addresses */
-    MPI_Request *req = (MPI_Request *)(disp2 + (size_t)K * maxsrc);
-    int *tgt = (int *)(req + nreq);       /* C: phase-1 targets */
-    int *src = tgt + C;                   /* nsrc: my sources as intermediate */
-    int *len2 = src + maxsrc;             /* K x nsrc: phase-2 block lengths */
-    int *nsrcj = len2 + (size_t)K * maxsrc; /* K: sources of each column member */
+    const size_t nint = (size_t)C + 2 * maxsrc + (size_t)K * maxsrc + (size_t)K;
+    grid_state *s = malloc(sizeof *s + sizeof(int64_t) * ni64 + sizeof(MPI_Aint) * naint +
+                           sizeof(MPI_Request) * nreq + sizeof(int) * nint);
+    if (!s)
+        return xchg_error_code(MPI_ERR_NO_MEM, "grid: no memory for the size tables "
+                               "on rank %d", me);
+    s->g = g;
+    s->K = K;
+    s->maxsrc = maxsrc;
+    s->nreq = nreq;
+    s->s1 = (int64_t *)(s + 1);
+    s->r1 = s->s1 + P;
+    s->s2 = s->r1 + maxsrc * K;
+    s->r2 = s->s2 + maxsrc * K;
+    s->dtot = s->r2 + maxsrc * K;
+    s->boff = (MPI_Aint *)(s->dtot + K);
+    s->disp2 = s->boff + maxsrc + 1;
+    s->req = (MPI_Request *)(s->disp2 + (size_t)K * maxsrc);
+    s->tgt = (int *)(s->req + nreq);
+    s->src = s->tgt + C;
+    s->len2 = s->src + maxsrc;
+    s->nsrcj = s->len2 + (size_t)K * maxsrc;
+    s->tmpsrc = s->nsrcj + K;
+    s->nsrc = grid_sources(&g, me, s->src);
+    for (int col = 0; col < C; col++)
+        s->tgt[col] = grid_inter(&g, me, col);
+    for (int j = 0; j < K; j++)
+        s->nsrcj[j] = grid_sources(&g, j * C + me % C, s->tmpsrc);
+    *out = s;
+    return MPI_SUCCESS;
+}
+
+int xchg_alltoallv_grid(xchg_call *c)
+{
+    const int P = c->size, me = c->rank;
+    /* a failed self copy is flagged in the agreement below */
+    int myerr = xchg_self_copy(c);
+    if (P == 1)
+        return myerr;
+    int err = MPI_SUCCESS;
+    grid_state *gs = c->cs->ext[XCHG_EXT_GRID];
+    if (!gs) {
+        if ((err = grid_build(c, &gs)) != MPI_SUCCESS)
+            return err;
+        c->cs->ext[XCHG_EXT_GRID] = gs;
+        c->cs->ext_free[XCHG_EXT_GRID] = free;
+    }
+    const grid_shape g = gs->g;
+    const int C = g.C, myc = me % C, K = gs->K, nsrc = gs->nsrc;
+    const size_t maxsrc = gs->maxsrc;
+    const int64_t ssz = c->st.size, rsz = c->rt.size;
+    int64_t *s1 = gs->s1, *r1 = gs->r1, *s2 = gs->s2, *r2 = gs->r2, *dtot = gs->dtot;
+    MPI_Aint *boff = gs->boff, *disp2 = gs->disp2;
+    MPI_Request *req = gs->req;
+    const int *tgt = gs->tgt, *src = gs->src, *nsrcj = gs->nsrcj;
+    int *len2 = gs->len2, *tmpsrc = gs->tmpsrc;
 
     char *A = NULL, *B = NULL, *D = NULL;
     size_t A_b = 0, B_b = 0, D_b = 0;
-    int *tmpsrc = NULL;
-    size_t tmpsrc_b = sizeof(int) * maxsrc;
     int nr = 0;
-
-    const int nsrc = grid_sources(&g, me, src);
-    for (int col = 0; col < C; col++)
-        tgt[col] = grid_inter(&g, me, col);
 
     /* ---- 1. phase-1 sizes ---- */
     {
@@ -158,7 +207,9 @@ int xchg_alltoallv_grid(xchg_call *c)
     for (int r = 0; r < P; r++)
         if (r != me)
             D_tot += (int64_t)c->recvcounts[r] * rsz;
-    if (A_tot > INT_MAX || B_tot > INT_MAX || D_tot > INT_MAX) {
+    if (myerr != MPI_SUCCESS) {
+        /* the self copy failed: flagged below */
+    } else if (A_tot > INT_MAX || B_tot > INT_MAX || D_tot > INT_MAX) {
         myerr = xchg_error_code(MPI_ERR_COUNT, "grid: rank %d sends %lld, forwards %lld "
                                 "and receives %lld bytes, beyond MPI's int counts", me,
                                 (long long)A_tot, (long long)B_tot, (long long)D_tot);
@@ -167,9 +218,8 @@ int xchg_alltoallv_grid(xchg_call *c)
         B_b = (size_t)B_tot;
         D_b = (size_t)D_tot;
         if ((A = xchg_temp_alloc(c, A_b, "grid: outgoing blocks", &myerr)) &&
-            (B = xchg_temp_alloc(c, B_b, "grid: forwarded blocks", &myerr)) &&
-            (D = xchg_temp_alloc(c, D_b, "grid: incoming blocks", &myerr)))
-            tmpsrc = xchg_temp_alloc(c, tmpsrc_b, "grid: source list", &myerr);
+            (B = xchg_temp_alloc(c, B_b, "grid: forwarded blocks", &myerr)))
+            D = xchg_temp_alloc(c, D_b, "grid: incoming blocks", &myerr);
     }
     {
         /* lowest failing rank, with its error class, wins */
@@ -218,7 +268,6 @@ int xchg_alltoallv_grid(xchg_call *c)
             len2[(size_t)j * nsrc + k] = (int)b;
             disp2[(size_t)j * nsrc + k] = at;
         }
-        nsrcj[j] = grid_sources(&g, j * C + myc, tmpsrc);
     }
     for (int k = 0; k < nsrc && err == MPI_SUCCESS; k++) {
         int64_t b = boff[k + 1] - boff[k];
@@ -327,12 +376,8 @@ int xchg_alltoallv_grid(xchg_call *c)
     }
 
 out:
-    xchg_temp_free(c, tmpsrc, tmpsrc_b);
     xchg_temp_free(c, D, D_b);
     xchg_temp_free(c, B, B_b);
     xchg_temp_free(c, A, A_b);
-    xchg_temp_free(c, bk, bk_b);
-    if (err == MPI_SUCCESS)
-        err = selferr;
     return err;
 }

@@ -3,10 +3,11 @@
  * per node.
  *
  * Nodes: MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) of the private
- * communicator, or, when XCHG_RANKS_PER_NODE=k is set (it must be set alike
- * on all ranks), consecutive blocks of k ranks (P=7, k=3: nodes of 3, 3, 1)
- * so that one machine can play many nodes. Each node's lowest rank is its
- * leader. Nodes are numbered by their leader's rank and ranks are ordered
+ * communicator, or, when XCHG_RANKS_PER_NODE=k is set (a positive integer,
+ * set alike on all ranks; any other value counts as unset), consecutive
+ * blocks of k ranks (P=7, k=3: nodes of 3, 3, 1) so that one machine can
+ * play many nodes. Each node's lowest rank is its leader (one per node;
+ * several leaders per node are not done). Nodes are numbered by their leader's rank and ranks are ordered
  * node by node ("positions"); every rank computes the same order. The node
  * and leader communicators and that order are cached in
  * cs->ext[XCHG_EXT_HIERARCHICAL] and rebuilt when XCHG_RANKS_PER_NODE changes.
@@ -36,15 +37,20 @@
  * into the flag, which steps 2 and 3 carry to every leader and then to every
  * member before any data moves. So all ranks refuse together. (A program
  * whose receive counts disagree with the senders' is erroneous; the larger
- * buffer it needs is then taken locally.) The O(L*P) size tables of a
- * leader are bookkeeping, like the request arrays of other algorithms.
+ * buffer it needs is then taken locally.) The size tables (P+3 entries on a
+ * member, O(L P) on a leader) depend only on the grouping, so they are
+ * allocated once with the cached state, not per call: every temporary of a
+ * call is a data buffer, covered by the flag.
  *
  * Cost: inter-node traffic is (nodes-1) messages per leader instead of
  * L*(P-L) per node: the win when latency dominates (small blocks, many
  * ranks per node). Every byte crosses the node twice more (gather,
  * scatter) and the leader carries its node's whole volume: poor for large
- * blocks. Memory: a member holds its own outgoing and incoming bytes, a
- * leader also its node's (G + R) plus 2 L (P+3) size entries.
+ * blocks. Six latency steps (three node collectives and two leader rounds
+ * on the sizes path, then the data path) make it lose to linear on one
+ * node. Memory: a member holds its own outgoing and incoming bytes, a
+ * leader also its node's (G + R); the leader's cached tables hold about
+ * 2 L (P+3) + 2 (L P + N) size entries.
  */
 #include "xchg_internal.h"
 
@@ -60,6 +66,14 @@ typedef struct hier_state {
     int nnodes, lrank, lsize;
     int *perm;         /* position -> rank: node by node, members by rank */
     int *first;        /* node -> its first position; first[nnodes] = P */
+    /* Size tables every call reuses (kept here, not temporary, so that the
+     * only temporaries are data buffers, which the refusal flag covers):
+     * the member's header; on a leader the node's tables. */
+    void *tab;
+    int64_t *mh, *lh, *sh, *smsg, *rmsg;
+    MPI_Aint *abk, *rdtmp;
+    MPI_Request *req;
+    int *ibk, *len;
 } hier_state;
 
 static void hier_free(void *p)
@@ -73,7 +87,41 @@ static void hier_free(void *p)
         MPI_Comm_free(&h->leaders);
     free(h->perm);
     free(h->first);
+    free(h->tab);
     free(h);
+}
+
+static int hier_tables(hier_state *h, int P)
+{
+    const size_t L = (size_t)h->lsize, N = (size_t)h->nnodes, H = (size_t)P + 3;
+    size_t maxL = 0; /* largest node: a receive type has maxL * L blocks */
+    for (size_t M = 0; M < N; M++)
+        if ((size_t)(h->first[M + 1] - h->first[M]) > maxL)
+            maxL = (size_t)(h->first[M + 1] - h->first[M]);
+    const int leader = h->lrank == 0;
+    size_t n64 = H + (leader ? 2 * L * H + 2 * (2 * N + L * P) : 0);
+    size_t naint = leader ? N * L + L * P + maxL * L : 0;
+    size_t nreq = leader ? 2 * N : 0;
+    size_t nint = leader ? 4 * L + N * L + maxL * L : 0;
+    char *t = malloc(sizeof(int64_t) * n64 + sizeof(MPI_Aint) * naint +
+                     sizeof(MPI_Request) * nreq + sizeof(int) * nint);
+    if (!t)
+        return xchg_error_code(MPI_ERR_NO_MEM, "hierarchical: no memory for the size "
+                               "tables of a node of %zu ranks", L);
+    h->tab = t;
+    h->mh = (int64_t *)t;
+    if (!leader)
+        return MPI_SUCCESS;
+    h->lh = h->mh + H;
+    h->sh = h->lh + L * H;
+    h->smsg = h->sh + L * H;
+    h->rmsg = h->smsg + 2 * N + L * P;
+    h->abk = (MPI_Aint *)(h->rmsg + 2 * N + L * P);
+    h->rdtmp = h->abk + N * L + L * P;
+    h->req = (MPI_Request *)(h->rdtmp + maxL * L);
+    h->ibk = (int *)(h->req + nreq);
+    h->len = h->ibk + 4 * L;
+    return MPI_SUCCESS;
 }
 
 static int hier_build(xchg_call *c, long rpn, hier_state **out)
@@ -131,6 +179,8 @@ static int hier_build(xchg_call *c, long rpn, hier_state **out)
             h->perm[cur[nid[lead[r]]]++] = r;
     }
     free(tmp);
+    if (rc == MPI_SUCCESS)
+        rc = hier_tables(h, P);
     if (rc != MPI_SUCCESS) {
         hier_free(h);
         return rc;
@@ -175,24 +225,20 @@ int xchg_alltoallv_hierarchical(xchg_call *c)
     const int64_t ssz = c->st.size, rsz = c->rt.size;
     int err = MPI_SUCCESS, myerr = MPI_SUCCESS;
 
-    /* Temporaries; sizes kept for xchg_temp_free. */
-    int64_t *mh = NULL, *lh = NULL, *sh = NULL, *smsg = NULL, *rmsg = NULL;
+    /* Tables (cached) and temporaries (sizes kept for xchg_temp_free). */
+    int64_t *mh = h->mh, *lh = h->lh, *sh = h->sh, *smsg = h->smsg, *rmsg = h->rmsg;
+    MPI_Aint *abk = h->abk, *rdtmp = h->rdtmp;
+    MPI_Request *req = h->req;
+    int *ibk = h->ibk, *len = h->len;
     char *obuf = NULL, *ibuf = NULL, *G = NULL, *R = NULL;
-    int *ibk = NULL;          /* leader: gcount goff rcount roff, L each */
-    MPI_Aint *abk = NULL;     /* leader: send displs N*L, recv displs L*P */
-    int *len = NULL;          /* leader: send lengths N*L, one recv type's lengths */
-    MPI_Aint *rdtmp = NULL;   /* leader: one recv type's displacements */
-    MPI_Request *req = NULL;
-    size_t mh_b = sizeof(int64_t) * (size_t)H, lh_b = 0, sh_b = 0, smsg_b = 0, rmsg_b = 0;
-    size_t obuf_b = 0, ibuf_b = 0, G_b = 0, R_b = 0, ibk_b = 0, abk_b = 0, len_b = 0;
-    size_t rdtmp_b = 0, req_b = 0;
+    size_t obuf_b = 0, ibuf_b = 0, G_b = 0, R_b = 0;
     int64_t out_total = 0, in_decl = 0, R_decl = 0;
 
-    int selferr = xchg_self_copy(c);
+    /* a failed self copy (no memory for a non-contiguous block) is flagged
+     * like any other, so that all ranks refuse together */
+    myerr = xchg_self_copy(c);
 
     /* ---- 1. members tell the leader their sizes and allocate ---- */
-    if (!(mh = xchg_temp_alloc(c, mh_b, "hierarchical: size header", &err)))
-        return err;
     for (int p = 0; p < P; p++) {
         int r = perm[p];
         mh[p] = r == me ? 0 : (int64_t)c->sendcounts[r] * ssz;
@@ -202,7 +248,9 @@ int xchg_alltoallv_hierarchical(xchg_call *c)
         if (r != me)
             in_decl += (int64_t)c->recvcounts[r] * rsz;
     mh[P] = in_decl;
-    if (out_total > INT_MAX || in_decl > INT_MAX) {
+    if (myerr != MPI_SUCCESS) {
+        /* flagged below */
+    } else if (out_total > INT_MAX || in_decl > INT_MAX) {
         myerr = xchg_error_code(MPI_ERR_COUNT, "hierarchical: rank %d sends %lld and "
                                 "receives %lld bytes, beyond the int range of its node "
                                 "collectives", me, (long long)out_total, (long long)in_decl);
@@ -218,30 +266,6 @@ int xchg_alltoallv_hierarchical(xchg_call *c)
         mh[P + 2] = rc;
     int64_t flag[2] = {mh[P + 1], mh[P + 2]};
 
-    if (leader) {
-        int maxL = 0; /* largest node: a receive type has maxL * L blocks */
-        for (int M = 0; M < N; M++)
-            if (first[M + 1] - first[M] > maxL)
-                maxL = first[M + 1] - first[M];
-        lh_b = sh_b = sizeof(int64_t) * (size_t)L * (size_t)H;
-        ibk_b = sizeof(int) * 4 * (size_t)L;
-        abk_b = sizeof(MPI_Aint) * ((size_t)N * L + (size_t)L * P);
-        len_b = sizeof(int) * ((size_t)N * L + (size_t)maxL * L);
-        rdtmp_b = sizeof(MPI_Aint) * (size_t)maxL * L;
-        smsg_b = sizeof(int64_t) * (2 * (size_t)N + (size_t)L * P);
-        rmsg_b = smsg_b;
-        req_b = sizeof(MPI_Request) * 2 * (size_t)N;
-        if (!(lh = xchg_temp_alloc(c, lh_b, "hierarchical: leader size table", &err)) ||
-            !(sh = xchg_temp_alloc(c, sh_b, "hierarchical: leader size table", &err)) ||
-            !(ibk = xchg_temp_alloc(c, ibk_b, "hierarchical: leader counts", &err)) ||
-            !(abk = xchg_temp_alloc(c, abk_b, "hierarchical: leader displacements", &err)) ||
-            !(len = xchg_temp_alloc(c, len_b, "hierarchical: leader lengths", &err)) ||
-            !(rdtmp = xchg_temp_alloc(c, rdtmp_b, "hierarchical: leader displacements", &err)) ||
-            !(smsg = xchg_temp_alloc(c, smsg_b, "hierarchical: leader size messages", &err)) ||
-            !(rmsg = xchg_temp_alloc(c, rmsg_b, "hierarchical: leader size messages", &err)) ||
-            !(req = xchg_temp_alloc(c, req_b, "hierarchical: leader requests", &err)))
-            goto out;
-    }
     int *gcount = ibk, *goff = ibk ? ibk + L : NULL, *rcount = ibk ? ibk + 2 * L : NULL,
         *roff = ibk ? ibk + 3 * L : NULL;
     MPI_Aint *sdisp = abk, *rdisp = abk ? abk + (size_t)N * L : NULL;
@@ -465,21 +489,9 @@ int xchg_alltoallv_hierarchical(xchg_call *c)
     }
 
 out:
-    xchg_temp_free(c, req, req_b);
-    xchg_temp_free(c, rmsg, rmsg_b);
-    xchg_temp_free(c, smsg, smsg_b);
-    xchg_temp_free(c, rdtmp, rdtmp_b);
-    xchg_temp_free(c, len, len_b);
-    xchg_temp_free(c, abk, abk_b);
-    xchg_temp_free(c, ibk, ibk_b);
     xchg_temp_free(c, R, R_b);
     xchg_temp_free(c, G, G_b);
-    xchg_temp_free(c, sh, sh_b);
-    xchg_temp_free(c, lh, lh_b);
     xchg_temp_free(c, ibuf, ibuf_b);
     xchg_temp_free(c, obuf, obuf_b);
-    xchg_temp_free(c, mh, mh_b);
-    if (err == MPI_SUCCESS)
-        err = selferr;
     return err;
 }

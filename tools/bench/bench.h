@@ -58,6 +58,8 @@ const char *bench_type_name(const bench_run *r);
 /* report.c: stdout table (rank 0 only) and files. */
 void report_table_header(FILE *f, const bench_run *r, bench_pattern_kind pat);
 void report_table_row(FILE *f, const bench_run *r, const bench_result *row);
+/* After a pattern's rows (res: its n results): temporary memory per algorithm. */
+void report_table_footer(FILE *f, const bench_run *r, const bench_result *res, int n);
 int report_csv(const char *path, const bench_run *r, const bench_result *res, int n);
 int report_json(const char *path, const bench_run *r, const bench_result *res, int n);
 

@@ -30,7 +30,7 @@ static void first_line(const char *s, char *out, size_t n)
 static int col_width(const bench_run *r, int a)
 {
     int w = (int)strlen(bench_algo_label(r->algos[a])) + 2;
-    return w < 11 ? 11 : w;
+    return w < 12 ? 12 : w;
 }
 
 void report_table_header(FILE *f, const bench_run *r, bench_pattern_kind pat)
@@ -49,7 +49,7 @@ void report_table_header(FILE *f, const bench_run *r, bench_pattern_kind pat)
             bench_type_name(r), r->base.seed, r->iters, r->warmup);
     fprintf(f, "# %s (MPI %d.%d)\n", lib, r->mpi_version, r->mpi_subversion);
     fprintf(f, "# %s; speedup = vendor / best\n", show_what[r->show]);
-    fprintf(f, "%-10s", "# Size");
+    fprintf(f, "%-11s", "# Size");
     for (int a = 0; a < r->nalgos; a++)
         fprintf(f, "%*s", col_width(r, a), bench_algo_label(r->algos[a]));
     fprintf(f, "  %-16s %8s\n", "best", "speedup");
@@ -59,22 +59,23 @@ void report_table_header(FILE *f, const bench_run *r, bench_pattern_kind pat)
 /* row points at nalgos consecutive results of one size, algos in order. */
 void report_table_row(FILE *f, const bench_run *r, const bench_result *row)
 {
-    fprintf(f, "%-10" PRId64, row[0].size);
+    fprintf(f, "%-11" PRId64, row[0].size);
     int best = -1;
     for (int a = 0; a < r->nalgos; a++) {
         const bench_result *x = &row[a];
         int w = col_width(r, a);
         if (x->status != ST_OK) {
-            fprintf(f, "%*s", w, "-");
+            fprintf(f, " %*s", w - 1, "-");
             continue;
         }
-        if (a > 0 && (best < 0 || x->median < row[best].median))
+        /* best: the fastest algorithm proper (auto runs one of them) */
+        if (a > 0 && r->algos[a] != XCHG_ALGO_AUTO && (best < 0 || x->median < row[best].median))
             best = a;
         switch (r->show) {
-        case SHOW_MEDIAN: fprintf(f, "%*.2f", w, x->median * 1e6); break;
-        case SHOW_MIN: fprintf(f, "%*.2f", w, x->min * 1e6); break;
-        case SHOW_MAX: fprintf(f, "%*.2f", w, x->max * 1e6); break;
-        case SHOW_MEM: fprintf(f, "%*" PRIu64, w, x->temp_bytes); break;
+        case SHOW_MEDIAN: fprintf(f, " %*.2f", w - 1, x->median * 1e6); break;
+        case SHOW_MIN: fprintf(f, " %*.2f", w - 1, x->min * 1e6); break;
+        case SHOW_MAX: fprintf(f, " %*.2f", w - 1, x->max * 1e6); break;
+        case SHOW_MEM: fprintf(f, " %*" PRIu64, w - 1, x->temp_bytes); break;
         }
     }
     if (best >= 0 && row[0].status == ST_OK && row[best].median > 0)
@@ -82,6 +83,27 @@ void report_table_row(FILE *f, const bench_run *r, const bench_result *row)
                 row[0].median / row[best].median);
     else
         fprintf(f, "  %-16s %8s\n", best >= 0 ? bench_algo_label(r->algos[best]) : "-", "-");
+    fflush(f);
+}
+
+void report_table_footer(FILE *f, const bench_run *r, const bench_result *res, int n)
+{
+    fprintf(f, "# temporary memory, bytes, most over ranks and sizes:");
+    for (int a = 0; a < r->nalgos; a++) {
+        uint64_t most = 0;
+        int any = 0;
+        for (int k = 0; k < n; k++)
+            if (res[k].algo == a && res[k].status == ST_OK) {
+                any = 1;
+                most = res[k].temp_bytes > most ? res[k].temp_bytes : most;
+            }
+        if (any)
+            fprintf(f, " %s %" PRIu64 "%s", bench_algo_label(r->algos[a]), most,
+                    a + 1 < r->nalgos ? "," : "");
+        else
+            fprintf(f, " %s -%s", bench_algo_label(r->algos[a]), a + 1 < r->nalgos ? "," : "");
+    }
+    fprintf(f, "\n");
     fflush(f);
 }
 

@@ -60,6 +60,16 @@ const char *bench_type_name(const bench_run *r)
     return r->type_double ? "MPI_DOUBLE" : "MPI_BYTE";
 }
 
+/* Bounded copy, truncating (error messages can be longer than our fields). */
+static void copy_str(char *dst, size_t n, const char *src)
+{
+    size_t k = strlen(src);
+    if (k >= n)
+        k = n - 1;
+    memcpy(dst, src, k);
+    dst[k] = '\0';
+}
+
 /* ---- options ---------------------------------------------------------- */
 
 static char opt_error[512];
@@ -348,7 +358,7 @@ static int agree_failure(int failed, const char *mine, char *out, size_t n, MPI_
         return 0;
     char buf[MPI_MAX_ERROR_STRING] = "";
     if (rank == lowest)
-        snprintf(buf, sizeof buf, "%s", mine);
+        copy_str(buf, sizeof buf, mine);
     MPI_Bcast(buf, (int)sizeof buf, MPI_CHAR, lowest, comm);
     snprintf(out, n, "rank %d: %s", lowest, buf);
     return 1;
@@ -538,7 +548,7 @@ static int run_size(const bench_run *r, bench_pattern_kind pat, int64_t size, be
     if (why[0]) {
         for (int a = 0; a < na; a++) {
             row[a].status = ST_SKIPPED;
-            snprintf(row[a].error, sizeof row[a].error, "%s", why);
+            copy_str(row[a].error, sizeof row[a].error, why);
         }
         if (rank == 0)
             fprintf(stderr, "xchg-bench: %s %" PRId64 " B skipped: %s\n",
@@ -582,7 +592,7 @@ static int run_size(const bench_run *r, bench_pattern_kind pat, int64_t size, be
                 char e[MPI_MAX_ERROR_STRING];
                 int len;
                 xchg_error_string(rc, e, &len);
-                snprintf(msg[a], sizeof msg[a], "%s", e);
+                copy_str(msg[a], sizeof msg[a], e);
                 err[a] = 1;
             }
             xchg_stats st;
@@ -590,7 +600,7 @@ static int run_size(const bench_run *r, bench_pattern_kind pat, int64_t size, be
                 if (st.temp_bytes > temp[a])
                     temp[a] = st.temp_bytes;
                 if (rank == 0)
-                    snprintf(row[a].ran, sizeof row[a].ran, "%s", bench_algo_label(st.algo));
+                    copy_str(row[a].ran, sizeof row[a].ran, bench_algo_label(st.algo));
             }
             if (it >= r->warmup)
                 t[(size_t)a * r->iters + (size_t)(it - r->warmup)] = dt;
@@ -728,6 +738,7 @@ int main(int argc, char **argv)
     int progress = !r->quiet && rank == 0;
     int failed = 0, n = 0;
     for (int p = 0; p < r->npatterns && !failed; p++) {
+        int first = n;
         if (rank == 0) {
             if (p > 0)
                 printf("\n");
@@ -747,6 +758,8 @@ int main(int argc, char **argv)
                 fprintf(stderr, "xchg-bench: %s %" PRId64 " B done, %.1f s\n",
                         bench_pattern_name(r->patterns[p]), s, el);
         }
+        if (rank == 0 && !failed)
+            report_table_footer(stdout, r, &res[first], n - first);
     }
     int code = 0;
     if (failed) {
