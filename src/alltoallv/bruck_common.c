@@ -70,8 +70,6 @@ int xchg_bruck_post(void *buf, size_t bytes, int peer, int is_send, MPI_Comm com
 {
     const size_t q = bytes / XCHG_BRUCK_CHUNK, rem = bytes % XCHG_BRUCK_CHUNK;
     int err = MPI_SUCCESS;
-    /* A receive without a buffer drains: zero counts, truncated on purpose. */
-    int drain = !is_send && !buf;
     if (q) {
         MPI_Datatype chunk;
         err = MPI_Type_contiguous((int)XCHG_BRUCK_CHUNK, MPI_BYTE, &chunk);
@@ -82,21 +80,29 @@ int xchg_bruck_post(void *buf, size_t bytes, int peer, int is_send, MPI_Comm com
         if (is_send)
             err = MPI_Isend(buf, (int)q, chunk, peer, XCHG_TAG_BRUCK, comm, &req[(*n)++]);
         else
-            err = MPI_Irecv(drain ? bruck_sink : buf, drain ? 0 : (int)q, chunk, peer,
-                            XCHG_TAG_BRUCK, comm, &req[(*n)++]);
+            err = MPI_Irecv(buf, (int)q, chunk, peer, XCHG_TAG_BRUCK, comm, &req[(*n)++]);
         MPI_Type_free(&chunk); /* pending operations keep it alive */
         if (err != MPI_SUCCESS)
             return err;
     }
     if (rem) {
-        char *p = drain ? bruck_sink : (char *)buf + q * XCHG_BRUCK_CHUNK;
+        char *p = (char *)buf + q * XCHG_BRUCK_CHUNK;
         if (is_send)
             err = MPI_Isend(p, (int)rem, MPI_BYTE, peer, XCHG_TAG_BRUCK, comm, &req[(*n)++]);
         else
-            err = MPI_Irecv(p, drain ? 0 : (int)rem, MPI_BYTE, peer, XCHG_TAG_BRUCK, comm,
-                            &req[(*n)++]);
+            err = MPI_Irecv(p, (int)rem, MPI_BYTE, peer, XCHG_TAG_BRUCK, comm, &req[(*n)++]);
     }
     return err;
+}
+
+void xchg_bruck_drain(size_t bytes, int peer, MPI_Comm comm)
+{
+    /* Zero-count receives, truncated on purpose, as many as the sender's
+     * split makes. Blocking: MPICH raises a truncation seen by MPI_Wait* on
+     * MPI_COMM_WORLD's handler, MPI_Recv on comm's (which returns). */
+    int pieces = (bytes / XCHG_BRUCK_CHUNK ? 1 : 0) + (bytes % XCHG_BRUCK_CHUNK ? 1 : 0);
+    for (int k = 0; k < pieces; k++)
+        MPI_Recv(bruck_sink, 0, MPI_BYTE, peer, XCHG_TAG_BRUCK, comm, MPI_STATUS_IGNORE);
 }
 
 int xchg_padded_agree(xchg_call *c, size_t per_block, size_t extra, const char *who,
@@ -141,7 +147,7 @@ int xchg_padded_agree(xchg_call *c, size_t per_block, size_t extra, const char *
  * Running out of temporary memory must not hang the other ranks, which are
  * already waiting for our messages. So a rank that fails an allocation keeps
  * taking part: it announces empty blocks from then on, drains what arrives
- * (zero-count receives), and marks the first word of every size message
+ * (xchg_bruck_drain), and marks the first word of every size message
  * with 1 + its rank. That mark travels along every later path, so exactly
  * the ranks whose data may have passed through the failure learn of it and
  * return MPI_ERR_NO_MEM; the others finish normally.
@@ -307,11 +313,10 @@ int xchg_bruck_twophase_run(xchg_call *c, int r, const char *who)
         const int drop = !nstore;
         n = 0;
         size_t rp = kept;
-        for (int v = 1; v <= nv && mpierr == MPI_SUCCESS; v++) {
+        for (int v = 1; v <= nv && mpierr == MPI_SUCCESS && !drop; v++) {
             int src = (int)(((long long)me - v * w % P + P) % P);
             if (rb[v])
-                mpierr = xchg_bruck_post(drop ? NULL : nstore + rp, rb[v], src, 0, c->comm,
-                                         req, &n);
+                mpierr = xchg_bruck_post(nstore + rp, rb[v], src, 0, c->comm, req, &n);
             rp += rb[v];
         }
         sp = 0;
@@ -335,9 +340,13 @@ int xchg_bruck_twophase_run(xchg_call *c, int r, const char *who)
             off[i] = kp;
             kp += (size_t)sz[i];
         }
+        /* Dropping: our sends are posted, so draining in turn cannot block. */
+        for (int v = 1; v <= nv && drop && mpierr == MPI_SUCCESS; v++)
+            if (rb[v])
+                xchg_bruck_drain(rb[v], (int)(((long long)me - v * w % P + P) % P), c->comm);
         werr = MPI_Waitall(n, req, MPI_STATUSES_IGNORE);
-        if (!drop && mpierr == MPI_SUCCESS)
-            mpierr = werr; /* a draining receive truncates on purpose */
+        if (mpierr == MPI_SUCCESS)
+            mpierr = werr;
         /* Received slots, in the sender's slot order. */
         rp = kept;
         for (int v = 1; v <= nv; v++) {

@@ -41,6 +41,10 @@ int xchg_bruck_unpack_from(const xchg_call *c, int peer, const void *in, size_t 
 int xchg_bruck_post(void *buf, size_t bytes, int peer, int is_send, MPI_Comm comm,
                     MPI_Request *req, int *n);
 
+/* Receives and discards a message of `bytes` bytes sent with
+ * xchg_bruck_post (blocking; for a rank that has no room left). */
+void xchg_bruck_drain(size_t bytes, int peer, MPI_Comm comm);
+
 /* The padded algorithms' collective agreement: one MPI_Allreduce(MAX) of the
  * largest packed send block and of the tightest temporary-memory budget.
  * Returns in *B the global largest block. If `per_block` x *B plus `extra`
