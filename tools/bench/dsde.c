@@ -587,37 +587,13 @@ static int write_csv(const char *path, const dsde_run *r, const dsde_result *res
     return fclose(f) == 0 ? 0 : -1;
 }
 
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c == '\n')
-            fputs("\\n", f);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
-
 static int write_json(const char *path, const dsde_run *r, const dsde_result *res)
 {
     FILE *f = fopen(path, "w");
     if (!f)
         return -1;
-    fprintf(f, "{\n  \"tool\": \"xchg-bench\",\n  \"version\": \"%d.%d.%d\",\n"
-               "  \"mode\": \"dsde\",\n",
-            XCHG_VERSION_MAJOR, XCHG_VERSION_MINOR, XCHG_VERSION_PATCH);
-    fprintf(f, "  \"params\": {\n    \"P\": %d,\n    \"mpi_library\": ", r->P);
-    json_str(f, r->env.mpi_library);
-    fprintf(f, ",\n    \"mpi_version\": \"%d.%d\",\n    \"host\": ", r->env.mpi_version,
-            r->env.mpi_subversion);
-    json_str(f, r->env.host);
-    fprintf(f, ",\n    \"date\": \"%s\",\n    \"algos\": [", r->env.date);
+    bench_json_head(f, "dsde", r->P, &r->env);
+    fprintf(f, "    \"algos\": [");
     for (int a = 0; a < r->na; a++)
         fprintf(f, "%s\"%s\"", a ? ", " : "", algo_label(r->algos[a]));
     fprintf(f, "],\n    \"type\": \"MPI_DOUBLE\",\n    \"num_doubles\": %d,\n"
@@ -640,7 +616,7 @@ static int write_json(const char *path, const dsde_run *r, const dsde_result *re
             fprintf(f, "]");
         } else {
             fprintf(f, ", \"error\": ");
-            json_str(f, x->error);
+            bench_json_str(f, x->error);
         }
         fprintf(f, "}%s\n", a + 1 < r->na ? "," : "");
     }
