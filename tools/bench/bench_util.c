@@ -176,6 +176,12 @@ int bench_parse_seed(const char *opt, const char *s, unsigned long long *out)
 
 /* ---- figures ---------------------------------------------------------- */
 
+void bench_print_times(FILE *f, const double *t, int n, const char *sep)
+{
+    for (int i = 0; i < n; i++)
+        fprintf(f, "%s%.3f", i ? sep : "", t[i] * 1e6);
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;

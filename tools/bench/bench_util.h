@@ -54,6 +54,8 @@ int bench_parse_long(const char *opt, const char *s, long min, long max, long *o
 int bench_parse_double(const char *opt, const char *s, double min, double max, double *out);
 int bench_parse_seed(const char *opt, const char *s, unsigned long long *out);
 
+/* t[0..n) in microseconds, %.3f, separated by sep (CSV " ", JSON ", "). */
+void bench_print_times(FILE *f, const double *t, int n, const char *sep);
 /* median, min, max and mean of t[0..n), n > 0 (t is left as it was). */
 void bench_summary(const double *t, int n, double *median, double *min, double *max,
                    double *mean);

@@ -580,8 +580,8 @@ static int write_csv(const char *path, const dsde_run *r, const dsde_result *res
                     x->max * 1e6, x->mean * 1e6, speedup(res, a), x->temp_bytes);
         else
             fprintf(f, ",,,,,,%s,", err);
-        for (int i = 0; x->ok && i < r->iters; i++)
-            fprintf(f, "%s%.3f", i ? " " : "", x->times[i] * 1e6);
+        if (x->ok)
+            bench_print_times(f, x->times, r->iters, " ");
         fprintf(f, "\n");
     }
     return fclose(f) == 0 ? 0 : -1;
@@ -611,8 +611,7 @@ static int write_json(const char *path, const dsde_run *r, const dsde_result *re
                        "\"temp_bytes\": %" PRIu64 ", \"times_us\": [",
                     x->median * 1e6, x->min * 1e6, x->max * 1e6, x->mean * 1e6,
                     speedup(res, a), x->temp_bytes);
-            for (int i = 0; i < r->iters; i++)
-                fprintf(f, "%s%.3f", i ? ", " : "", x->times[i] * 1e6);
+            bench_print_times(f, x->times, r->iters, ", ");
             fprintf(f, "]");
         } else {
             fprintf(f, ", \"error\": ");

@@ -139,8 +139,8 @@ int report_csv(const char *path, const bench_run *r, const bench_result *res, in
                     speedup(res, n, x), err);
         else
             fprintf(f, ",,,,,,%s,", err);
-        for (int i = 0; x->status == ST_OK && i < r->iters; i++)
-            fprintf(f, "%s%.3f", i ? " " : "", x->times[i] * 1e6);
+        if (x->status == ST_OK)
+            bench_print_times(f, x->times, r->iters, " ");
         fprintf(f, "\n");
     }
     return fclose(f) == 0 ? 0 : -1;
@@ -180,8 +180,7 @@ int report_json(const char *path, const bench_run *r, const bench_result *res, i
                        " \"times_us\": [",
                     x->median * 1e6, x->min * 1e6, x->max * 1e6, x->mean * 1e6, x->temp_bytes,
                     speedup(res, n, x));
-            for (int i = 0; i < r->iters; i++)
-                fprintf(f, "%s%.3f", i ? ", " : "", x->times[i] * 1e6);
+            bench_print_times(f, x->times, r->iters, ", ");
             fprintf(f, "]");
         } else {
             fprintf(f, ", \"error\": ");
