@@ -35,12 +35,9 @@ static int check_counts(const int counts[], const int displs[], int P,
     return MPI_SUCCESS;
 }
 
-int xchg_check_alltoallv_args(const void *sendbuf, const int sendcounts[],
-                              const int sdispls[], MPI_Datatype sendtype,
-                              const void *recvbuf, const int recvcounts[],
-                              const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+int xchg_check_comm(MPI_Comm comm, int *P)
 {
-    int flag = 0, P = 0, rc;
+    int flag = 0;
     if (comm == MPI_COMM_NULL)
         return xchg_error_code(MPI_ERR_COMM, "comm is MPI_COMM_NULL");
     if (MPI_Comm_test_inter(comm, &flag) != MPI_SUCCESS)
@@ -48,7 +45,18 @@ int xchg_check_alltoallv_args(const void *sendbuf, const int sendcounts[],
     if (flag)
         return xchg_error_code(MPI_ERR_COMM, "comm is an intercommunicator, which xchg "
                                "does not support");
-    MPI_Comm_size(comm, &P);
+    MPI_Comm_size(comm, P);
+    return MPI_SUCCESS;
+}
+
+int xchg_check_alltoallv_args(const void *sendbuf, const int sendcounts[],
+                              const int sdispls[], MPI_Datatype sendtype,
+                              const void *recvbuf, const int recvcounts[],
+                              const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    int P = 0, rc;
+    if ((rc = xchg_check_comm(comm, &P)) != MPI_SUCCESS)
+        return rc;
     if (recvbuf == MPI_IN_PLACE)
         return xchg_error_code(MPI_ERR_BUFFER, "recvbuf is MPI_IN_PLACE: only sendbuf "
                                "may be MPI_IN_PLACE");

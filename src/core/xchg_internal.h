@@ -142,6 +142,10 @@ size_t xchg_temp_limit(void);
 /* MPI_SUCCESS if type is committed (or predefined), an error otherwise. */
 int xchg_type_check_committed(MPI_Datatype type);
 
+/* The communicator checks every entry point makes first: not
+ * MPI_COMM_NULL, valid, an intracommunicator; *P gets its size. */
+int xchg_check_comm(MPI_Comm comm, int *P);
+
 /* Argument checks of xchg_alltoallv and its relatives (no communication). */
 int xchg_check_alltoallv_args(const void *sendbuf, const int sendcounts[],
                               const int sdispls[], MPI_Datatype sendtype,

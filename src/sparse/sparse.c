@@ -85,15 +85,9 @@ static xchg_sparse_algo select_sparse(int P)
 static int check_args(int ndest, const int dests[], const int sendcounts[],
                       const int sdispls[], MPI_Datatype type, MPI_Comm comm, int *P)
 {
-    int flag = 0;
-    if (comm == MPI_COMM_NULL)
-        return xchg_error_code(MPI_ERR_COMM, "comm is MPI_COMM_NULL");
-    if (MPI_Comm_test_inter(comm, &flag) != MPI_SUCCESS)
-        return xchg_error_code(MPI_ERR_COMM, "comm is not a valid communicator");
-    if (flag)
-        return xchg_error_code(MPI_ERR_COMM, "comm is an intercommunicator, which xchg "
-                               "does not support");
-    MPI_Comm_size(comm, P);
+    int rc = xchg_check_comm(comm, P);
+    if (rc != MPI_SUCCESS)
+        return rc;
     if (ndest < 0)
         return xchg_error_code(MPI_ERR_ARG, "ndest is negative (%d)", ndest);
     if (type == MPI_DATATYPE_NULL)
@@ -123,7 +117,7 @@ static int check_args(int ndest, const int dests[], const int sendcounts[],
         return xchg_error_code(MPI_ERR_NO_MEM, "no memory to check dests for duplicates");
     for (int p = 0; p < *P; p++)
         seen[p] = -1;
-    int rc = MPI_SUCCESS;
+    rc = MPI_SUCCESS;
     for (int i = 0; i < ndest; i++) {
         if (seen[dests[i]] >= 0) {
             rc = xchg_error_code(MPI_ERR_ARG, "dests[%d] and dests[%d] are both %d: each "

@@ -5,6 +5,7 @@
 #ifndef XCHG_BENCH_H
 #define XCHG_BENCH_H
 
+#include "bench_util.h"
 #include "patterns.h"
 #include "xchg.h"
 
@@ -31,10 +32,7 @@ typedef struct bench_run {
     const char *csv, *json;
     /* the run */
     int P;
-    int mpi_version, mpi_subversion;
-    char mpi_library[MPI_MAX_LIBRARY_VERSION_STRING];
-    char host[256];
-    char date[32];                    /* UTC, ISO 8601 */
+    bench_env env;
 } bench_run;
 
 typedef enum { ST_OK, ST_ERROR, ST_SKIPPED } bench_status;

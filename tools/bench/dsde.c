@@ -21,17 +21,15 @@
  */
 #include "dsde.h"
 
+#include "bench_util.h"
 #include "xchg.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #define DSDE_MAX_ALGOS 32
@@ -66,9 +64,7 @@ typedef struct dsde_run {
     int P, rank, k;  /* k: partners per rank */
     int algos[DSDE_MAX_ALGOS]; /* DSDE_BASELINE, then xchg_sparse_algo ids */
     int na;
-    char mpi_library[MPI_MAX_LIBRARY_VERSION_STRING];
-    int mpi_version, mpi_subversion;
-    char host[256], date[32];
+    bench_env env;
 } dsde_run;
 
 typedef struct dsde_result {
@@ -89,31 +85,10 @@ static const char *algo_label(int a)
 
 /* ---- options ---------------------------------------------------------- */
 
-static char opt_error[512];
-
-static int bad(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(opt_error, sizeof opt_error, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
-static int parse_long(const char *opt, const char *s, long min, long max, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < min || v > max)
-        return bad("dsde: %s needs an integer in [%ld, %ld], not '%s'", opt, min, max, s);
-    *out = v;
-    return 0;
-}
-
 enum { ACT_RUN, ACT_HELP };
 
-/* Same conventions as the alltoallv mode: --opt VALUE or --opt=VALUE. */
+/* Same conventions and helpers as the alltoallv mode: --opt VALUE or
+ * --opt=VALUE. The messages get "dsde: " in front when printed. */
 static int parse_args(int argc, char **argv, dsde_run *r)
 {
     static const char *const valued[] = {"--density", "--num-doubles", "--iters", "--warmup",
@@ -121,18 +96,12 @@ static int parse_args(int argc, char **argv, dsde_run *r)
     int act = ACT_RUN;
     for (int i = 1; i < argc; i++) {
         char name[64];
-        const char *arg = argv[i], *val = NULL;
-        if (strncmp(arg, "--", 2) != 0)
-            return bad("dsde: unexpected argument '%s'", arg);
-        const char *eq = strchr(arg, '=');
-        size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
-        if (len >= sizeof name)
-            return bad("dsde: unknown option '%s'", arg);
-        memcpy(name, arg, len);
-        name[len] = '\0';
+        const char *arg = argv[i], *val = NULL, *eq;
+        if (bench_opt_name(arg, name, sizeof name, &eq))
+            return -1;
         if (!strcmp(name, "--check") || !strcmp(name, "--quiet") || !strcmp(name, "--help")) {
             if (eq)
-                return bad("dsde: %s takes no value", name);
+                return bench_bad("%s takes no value", name);
             if (name[2] == 'c')
                 r->check = 1;
             else if (name[2] == 'q')
@@ -145,39 +114,33 @@ static int parse_args(int argc, char **argv, dsde_run *r)
         for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
             known |= strcmp(name, valued[k]) == 0;
         if (!known)
-            return bad("dsde: unknown option '%s'", arg);
+            return bench_bad("unknown option '%s'", arg);
         if (eq)
             val = eq + 1;
         else if (i + 1 < argc)
             val = argv[++i];
         else
-            return bad("dsde: %s needs a value", name);
+            return bench_bad("%s needs a value", name);
         long lv;
         if (!strcmp(name, "--density")) {
-            char *end;
-            errno = 0;
-            double v = strtod(val, &end);
-            if (errno || end == val || *end || !(v >= 0 && v <= 1))
-                return bad("dsde: --density needs a number in [0, 1], not '%s'", val);
-            r->density = v;
+            if (bench_parse_double(name, val, 0, 1, &r->density))
+                return -1;
         } else if (!strcmp(name, "--num-doubles")) {
-            if (parse_long(name, val, 0, 1L << 24, &lv))
+            if (bench_parse_long(name, val, 0, 1L << 24, &lv))
                 return -1;
             r->nd = (int)lv;
         } else if (!strcmp(name, "--iters")) {
-            if (parse_long(name, val, 1, 1000000, &lv))
+            if (bench_parse_long(name, val, 1, 1000000, &lv))
                 return -1;
             r->iters = (int)lv;
         } else if (!strcmp(name, "--warmup")) {
-            if (parse_long(name, val, 0, 1000000, &lv))
+            if (bench_parse_long(name, val, 0, 1000000, &lv))
                 return -1;
             r->warmup = (int)lv;
         } else if (!strcmp(name, "--seed")) {
-            char *end;
-            errno = 0;
-            unsigned long long v = strtoull(val, &end, 10);
-            if (errno || end == val || *end || *val == '-')
-                return bad("dsde: --seed needs a non-negative integer, not '%s'", val);
+            unsigned long long v;
+            if (bench_parse_seed(name, val, &v))
+                return -1;
             r->seed = v;
         } else if (!strcmp(name, "--csv")) {
             r->csv = val;
@@ -206,12 +169,6 @@ static uint64_t key(uint64_t seed, long it, int rank)
 static int cmp_int(const void *a, const void *b)
 {
     int x = *(const int *)a, y = *(const int *)b;
-    return (x > y) - (x < y);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
 
@@ -550,18 +507,6 @@ static int check(const dsde_run *r, exch *x, sink *s, int *scratch, MPI_Comm com
 
 /* ---- output ----------------------------------------------------------- */
 
-static void first_line(const char *s, char *out, size_t n)
-{
-    size_t k = 0;
-    while (s[k] && s[k] != '\n' && k + 1 < n) {
-        out[k] = s[k];
-        k++;
-    }
-    out[k] = '\0';
-    while (k > 0 && (out[k - 1] == ' ' || out[k - 1] == ',' || out[k - 1] == '\r'))
-        out[--k] = '\0';
-}
-
 static double speedup(const dsde_result *res, int a)
 {
     if (!res[0].ok || !res[a].ok || res[a].median <= 0)
@@ -571,15 +516,13 @@ static double speedup(const dsde_result *res, int a)
 
 static void table(FILE *f, const dsde_run *r, const dsde_result *res)
 {
-    char lib[160];
-    first_line(r->mpi_library, lib, sizeof lib);
     fprintf(f, "# xchg-bench %d.%d.%d dsde: %d doubles to %d of the %d other ranks (density %g), "
                "new partners every iteration\n",
             XCHG_VERSION_MAJOR, XCHG_VERSION_MINOR, XCHG_VERSION_PATCH, r->nd, r->k,
             r->P - 1 > 0 ? r->P - 1 : 0, r->density);
     fprintf(f, "# %d ranks, seed %" PRIu64 ", %d iterations after %d warm-up\n", r->P, r->seed,
             r->iters, r->warmup);
-    fprintf(f, "# %s (MPI %d.%d)\n", lib, r->mpi_version, r->mpi_subversion);
+    bench_table_mpi_line(f, &r->env);
     fprintf(f, "# per-iteration time of the slowest rank over iterations, microseconds;\n"
                "# baseline = MPI_Alltoall of counts + MPI_Alltoallv; speedup = baseline "
                "median / median\n");
@@ -616,62 +559,32 @@ static void table(FILE *f, const dsde_run *r, const dsde_result *res)
     fflush(f);
 }
 
-static void csv_clean(const char *s, char *out, size_t n)
-{
-    size_t k = 0;
-    for (; s[k] && k + 1 < n; k++)
-        out[k] = (s[k] == '\n' || s[k] == '\r' || s[k] == ',') ? ' ' : s[k];
-    out[k] = '\0';
-}
-
 static int write_csv(const char *path, const dsde_run *r, const dsde_result *res)
 {
     FILE *f = fopen(path, "w");
     if (!f)
         return -1;
-    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
-    first_line(r->mpi_library, lib, sizeof lib);
-    fprintf(f, "# tool=xchg-bench %d.%d.%d\n# mode=dsde\n# P=%d\n# mpi_library=%s\n"
-               "# mpi_version=%d.%d\n",
-            XCHG_VERSION_MAJOR, XCHG_VERSION_MINOR, XCHG_VERSION_PATCH, r->P, lib,
-            r->mpi_version, r->mpi_subversion);
-    fprintf(f, "# host=%s\n# date=%s\n# type=MPI_DOUBLE\n# num_doubles=%d\n# density=%g\n"
-               "# partners=%d\n# seed=%" PRIu64 "\n# iters=%d\n# warmup=%d\n# check=%d\n",
-            r->host, r->date, r->nd, r->density, r->k, r->seed, r->iters, r->warmup, r->check);
+    bench_csv_head(f, "dsde", r->P, &r->env);
+    fprintf(f, "# type=MPI_DOUBLE\n# num_doubles=%d\n# density=%g\n# partners=%d\n"
+               "# seed=%" PRIu64 "\n# iters=%d\n# warmup=%d\n# check=%d\n",
+            r->nd, r->density, r->k, r->seed, r->iters, r->warmup, r->check);
     fprintf(f, "algo,status,median_us,min_us,max_us,mean_us,speedup_vs_baseline,temp_bytes,"
                "error,times_us\n");
     for (int a = 0; a < r->na; a++) {
         const dsde_result *x = &res[a];
         char err[256];
-        csv_clean(x->error, err, sizeof err);
+        bench_csv_clean(x->error, err, sizeof err);
         fprintf(f, "%s,%s,", algo_label(r->algos[a]), x->ok ? "ok" : "error");
         if (x->ok)
             fprintf(f, "%.3f,%.3f,%.3f,%.3f,%.4f,%" PRIu64 ",,", x->median * 1e6, x->min * 1e6,
                     x->max * 1e6, x->mean * 1e6, speedup(res, a), x->temp_bytes);
         else
             fprintf(f, ",,,,,,%s,", err);
-        for (int i = 0; x->ok && i < r->iters; i++)
-            fprintf(f, "%s%.3f", i ? " " : "", x->times[i] * 1e6);
+        if (x->ok)
+            bench_print_times(f, x->times, r->iters, " ");
         fprintf(f, "\n");
     }
     return fclose(f) == 0 ? 0 : -1;
-}
-
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c == '\n')
-            fputs("\\n", f);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
 }
 
 static int write_json(const char *path, const dsde_run *r, const dsde_result *res)
@@ -679,15 +592,8 @@ static int write_json(const char *path, const dsde_run *r, const dsde_result *re
     FILE *f = fopen(path, "w");
     if (!f)
         return -1;
-    fprintf(f, "{\n  \"tool\": \"xchg-bench\",\n  \"version\": \"%d.%d.%d\",\n"
-               "  \"mode\": \"dsde\",\n",
-            XCHG_VERSION_MAJOR, XCHG_VERSION_MINOR, XCHG_VERSION_PATCH);
-    fprintf(f, "  \"params\": {\n    \"P\": %d,\n    \"mpi_library\": ", r->P);
-    json_str(f, r->mpi_library);
-    fprintf(f, ",\n    \"mpi_version\": \"%d.%d\",\n    \"host\": ", r->mpi_version,
-            r->mpi_subversion);
-    json_str(f, r->host);
-    fprintf(f, ",\n    \"date\": \"%s\",\n    \"algos\": [", r->date);
+    bench_json_head(f, "dsde", r->P, &r->env);
+    fprintf(f, "    \"algos\": [");
     for (int a = 0; a < r->na; a++)
         fprintf(f, "%s\"%s\"", a ? ", " : "", algo_label(r->algos[a]));
     fprintf(f, "],\n    \"type\": \"MPI_DOUBLE\",\n    \"num_doubles\": %d,\n"
@@ -705,12 +611,11 @@ static int write_json(const char *path, const dsde_run *r, const dsde_result *re
                        "\"temp_bytes\": %" PRIu64 ", \"times_us\": [",
                     x->median * 1e6, x->min * 1e6, x->max * 1e6, x->mean * 1e6,
                     speedup(res, a), x->temp_bytes);
-            for (int i = 0; i < r->iters; i++)
-                fprintf(f, "%s%.3f", i ? ", " : "", x->times[i] * 1e6);
+            bench_print_times(f, x->times, r->iters, ", ");
             fprintf(f, "]");
         } else {
             fprintf(f, ", \"error\": ");
-            json_str(f, x->error);
+            bench_json_str(f, x->error);
         }
         fprintf(f, "}%s\n", a + 1 < r->na ? "," : "");
     }
@@ -736,7 +641,8 @@ int dsde_main(int argc, char **argv, MPI_Comm comm)
     int act = parse_args(argc, argv, r);
     if (act < 0) {
         if (rank == 0)
-            fprintf(stderr, "xchg-bench: %s (xchg-bench dsde --help for usage)\n", opt_error);
+            fprintf(stderr, "xchg-bench: dsde: %s (xchg-bench dsde --help for usage)\n",
+                    bench_opt_error);
         return 2;
     }
     if (act == ACT_HELP) {
@@ -762,31 +668,9 @@ int dsde_main(int argc, char **argv, MPI_Comm comm)
         r->algos[r->na++] = xchg_sparse_algo_at(i);
     r->algos[r->na++] = XCHG_SPARSE_AUTO;
 
-    int len;
-    MPI_Get_library_version(r->mpi_library, &len);
-    MPI_Get_version(&r->mpi_version, &r->mpi_subversion);
-    MPI_Get_processor_name(r->host, &len);
-    time_t now = time(NULL);
-    strftime(r->date, sizeof r->date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-
+    bench_env_fill(&r->env);
     /* Output files must be writable before the measuring. */
-    int files_ok = 1;
-    if (rank == 0) {
-        const char *paths[2] = {r->csv, r->json};
-        for (int k = 0; k < 2; k++) {
-            if (!paths[k])
-                continue;
-            FILE *f = fopen(paths[k], "a");
-            if (!f) {
-                fprintf(stderr, "xchg-bench: cannot write '%s': %s\n", paths[k], strerror(errno));
-                files_ok = 0;
-            } else {
-                fclose(f);
-            }
-        }
-    }
-    MPI_Bcast(&files_ok, 1, MPI_INT, 0, comm);
-    if (!files_ok)
+    if (!bench_files_writable(r->csv, r->json, comm))
         return 1;
 
     int k = r->k, na = r->na;
@@ -873,17 +757,7 @@ int dsde_main(int argc, char **argv, MPI_Comm comm)
         y->temp_bytes = tempmax[a];
         y->times = malloc(sizeof(double) * (size_t)r->iters);
         memcpy(y->times, tmax + (size_t)a * r->iters, sizeof(double) * (size_t)r->iters);
-        double *so = malloc(sizeof(double) * (size_t)r->iters), sum = 0;
-        memcpy(so, y->times, sizeof(double) * (size_t)r->iters);
-        qsort(so, (size_t)r->iters, sizeof(double), cmp_double);
-        for (int i = 0; i < r->iters; i++)
-            sum += so[i];
-        y->min = so[0];
-        y->max = so[r->iters - 1];
-        y->median = r->iters % 2 ? so[r->iters / 2]
-                                 : 0.5 * (so[r->iters / 2 - 1] + so[r->iters / 2]);
-        y->mean = sum / r->iters;
-        free(so);
+        bench_summary(y->times, r->iters, &y->median, &y->min, &y->max, &y->mean);
     }
     free(err);
     free(msg);

@@ -14,19 +14,6 @@ static const char *const show_what[] = {
     "slowest iteration (slowest rank's time), microseconds",
     "temporary memory of the algorithm, bytes, most over ranks and iterations"};
 
-/* The first line of MPI_Get_library_version (some are several lines). */
-static void first_line(const char *s, char *out, size_t n)
-{
-    size_t k = 0;
-    while (s[k] && s[k] != '\n' && k + 1 < n) {
-        out[k] = s[k];
-        k++;
-    }
-    out[k] = '\0';
-    while (k > 0 && (out[k - 1] == ' ' || out[k - 1] == ',' || out[k - 1] == '\r'))
-        out[--k] = '\0';
-}
-
 static int col_width(const bench_run *r, int a)
 {
     int w = (int)strlen(bench_algo_label(r->algos[a])) + 2;
@@ -35,8 +22,6 @@ static int col_width(const bench_run *r, int a)
 
 void report_table_header(FILE *f, const bench_run *r, bench_pattern_kind pat)
 {
-    char lib[160];
-    first_line(r->mpi_library, lib, sizeof lib);
     fprintf(f, "# xchg-bench %d.%d.%d, pattern %s", XCHG_VERSION_MAJOR, XCHG_VERSION_MINOR,
             XCHG_VERSION_PATCH, bench_pattern_name(pat));
     if (pat == PAT_SPARSE)
@@ -47,7 +32,7 @@ void report_table_header(FILE *f, const bench_run *r, bench_pattern_kind pat)
         fprintf(f, " (%d hot, fraction %g)", r->base.hot, r->base.hot_fraction);
     fprintf(f, ", %d ranks, %s, seed %" PRIu64 ", %d iterations after %d warm-up\n", r->P,
             bench_type_name(r), r->base.seed, r->iters, r->warmup);
-    fprintf(f, "# %s (MPI %d.%d)\n", lib, r->mpi_version, r->mpi_subversion);
+    bench_table_mpi_line(f, &r->env);
     fprintf(f, "# %s; speedup = vendor / best\n", show_what[r->show]);
     fprintf(f, "%-11s", "# Size");
     for (int a = 0; a < r->nalgos; a++)
@@ -129,26 +114,14 @@ static double speedup(const bench_result *res, int n, const bench_result *x)
     return v->median / x->median;
 }
 
-static void csv_clean(const char *s, char *out, size_t n)
-{
-    size_t k = 0;
-    for (; s[k] && k + 1 < n; k++)
-        out[k] = (s[k] == '\n' || s[k] == '\r' || s[k] == ',') ? ' ' : s[k];
-    out[k] = '\0';
-}
-
 int report_csv(const char *path, const bench_run *r, const bench_result *res, int n)
 {
     FILE *f = fopen(path, "w");
     if (!f)
         return -1;
-    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
-    first_line(r->mpi_library, lib, sizeof lib);
-    fprintf(f, "# tool=xchg-bench %d.%d.%d\n# P=%d\n# mpi_library=%s\n# mpi_version=%d.%d\n",
-            XCHG_VERSION_MAJOR, XCHG_VERSION_MINOR, XCHG_VERSION_PATCH, r->P, lib,
-            r->mpi_version, r->mpi_subversion);
-    fprintf(f, "# host=%s\n# date=%s\n# type=%s\n# seed=%" PRIu64 "\n# iters=%d\n# warmup=%d\n",
-            r->host, r->date, bench_type_name(r), r->base.seed, r->iters, r->warmup);
+    bench_csv_head(f, NULL, r->P, &r->env);
+    fprintf(f, "# type=%s\n# seed=%" PRIu64 "\n# iters=%d\n# warmup=%d\n", bench_type_name(r),
+            r->base.seed, r->iters, r->warmup);
     fprintf(f, "# density=%g\n# zipf_s=%g\n# hot=%d\n# hot_fraction=%g\n# check=%d\n",
             r->base.density, r->base.zipf_s, r->base.hot, r->base.hot_fraction, r->check);
     fprintf(f, "pattern,size_bytes,avg_bytes,algo,ran,status,median_us,min_us,max_us,"
@@ -156,7 +129,7 @@ int report_csv(const char *path, const bench_run *r, const bench_result *res, in
     for (int k = 0; k < n; k++) {
         const bench_result *x = &res[k];
         char err[256];
-        csv_clean(x->error, err, sizeof err);
+        bench_csv_clean(x->error, err, sizeof err);
         fprintf(f, "%s,%" PRId64 ",%.6g,%s,%s,%s,", bench_pattern_name(x->pattern), x->size,
                 x->avg_bytes, bench_algo_label(r->algos[x->algo]), x->ran,
                 status_name(x->status));
@@ -166,30 +139,11 @@ int report_csv(const char *path, const bench_run *r, const bench_result *res, in
                     speedup(res, n, x), err);
         else
             fprintf(f, ",,,,,,%s,", err);
-        for (int i = 0; x->status == ST_OK && i < r->iters; i++)
-            fprintf(f, "%s%.3f", i ? " " : "", x->times[i] * 1e6);
+        if (x->status == ST_OK)
+            bench_print_times(f, x->times, r->iters, " ");
         fprintf(f, "\n");
     }
     return fclose(f) == 0 ? 0 : -1;
-}
-
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c == '\n')
-            fputs("\\n", f);
-        else if (c == '\t')
-            fputs("\\t", f);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
 }
 
 int report_json(const char *path, const bench_run *r, const bench_result *res, int n)
@@ -197,14 +151,8 @@ int report_json(const char *path, const bench_run *r, const bench_result *res, i
     FILE *f = fopen(path, "w");
     if (!f)
         return -1;
-    fprintf(f, "{\n  \"tool\": \"xchg-bench\",\n  \"version\": \"%d.%d.%d\",\n",
-            XCHG_VERSION_MAJOR, XCHG_VERSION_MINOR, XCHG_VERSION_PATCH);
-    fprintf(f, "  \"params\": {\n    \"P\": %d,\n    \"mpi_library\": ", r->P);
-    json_str(f, r->mpi_library);
-    fprintf(f, ",\n    \"mpi_version\": \"%d.%d\",\n    \"host\": ", r->mpi_version,
-            r->mpi_subversion);
-    json_str(f, r->host);
-    fprintf(f, ",\n    \"date\": \"%s\",\n    \"patterns\": [", r->date);
+    bench_json_head(f, NULL, r->P, &r->env);
+    fprintf(f, "    \"patterns\": [");
     for (int p = 0; p < r->npatterns; p++)
         fprintf(f, "%s\"%s\"", p ? ", " : "", bench_pattern_name(r->patterns[p]));
     fprintf(f, "],\n    \"algos\": [");
@@ -224,7 +172,7 @@ int report_json(const char *path, const bench_run *r, const bench_result *res, i
                    ", \"avg_bytes\": %.6g, \"algo\": \"%s\", \"ran\": ",
                 bench_pattern_name(x->pattern), x->size, x->avg_bytes,
                 bench_algo_label(r->algos[x->algo]));
-        json_str(f, x->ran);
+        bench_json_str(f, x->ran);
         fprintf(f, ", \"status\": \"%s\"", status_name(x->status));
         if (x->status == ST_OK) {
             fprintf(f, ", \"median_us\": %.3f, \"min_us\": %.3f, \"max_us\": %.3f, "
@@ -232,12 +180,11 @@ int report_json(const char *path, const bench_run *r, const bench_result *res, i
                        " \"times_us\": [",
                     x->median * 1e6, x->min * 1e6, x->max * 1e6, x->mean * 1e6, x->temp_bytes,
                     speedup(res, n, x));
-            for (int i = 0; i < r->iters; i++)
-                fprintf(f, "%s%.3f", i ? ", " : "", x->times[i] * 1e6);
+            bench_print_times(f, x->times, r->iters, ", ");
             fprintf(f, "]");
         } else {
             fprintf(f, ", \"error\": ");
-            json_str(f, x->error);
+            bench_json_str(f, x->error);
         }
         fprintf(f, "}%s\n", k + 1 < n ? "," : "");
     }

@@ -19,10 +19,8 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 static int rank;
@@ -74,39 +72,6 @@ static void copy_str(char *dst, size_t n, const char *src)
 
 /* ---- options ---------------------------------------------------------- */
 
-static char opt_error[512];
-
-static int bad(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(opt_error, sizeof opt_error, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
-static int parse_long(const char *opt, const char *s, long min, long max, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < min || v > max)
-        return bad("%s needs an integer in [%ld, %ld], not '%s'", opt, min, max, s);
-    *out = v;
-    return 0;
-}
-
-static int parse_double(const char *opt, const char *s, double min, double max, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !(v >= min && v <= max))
-        return bad("%s needs a number in [%g, %g], not '%s'", opt, min, max, s);
-    *out = v;
-    return 0;
-}
-
 /* "64", "4K", "1M": a power of two of bytes */
 static int parse_size(const char *s, int64_t *out)
 {
@@ -137,7 +102,7 @@ static int add_algo(bench_run *r, xchg_algo a)
         if (r->algos[k] == a)
             return 0;
     if (r->nalgos == BENCH_MAX_ALGOS)
-        return bad("too many algorithms (at most %d)", BENCH_MAX_ALGOS);
+        return bench_bad("too many algorithms (at most %d)", BENCH_MAX_ALGOS);
     r->algos[r->nalgos++] = a;
     return 0;
 }
@@ -148,7 +113,7 @@ static int parse_algos(bench_run *r, const char *s)
     add_algo(r, XCHG_ALGO_VENDOR); /* the baseline, always first */
     char buf[1024];
     if (strlen(s) >= sizeof buf || !*s)
-        return bad("--algos: bad list '%s'", s);
+        return bench_bad("--algos: bad list '%s'", s);
     strcpy(buf, s);
     char *save = NULL;
     for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
@@ -160,7 +125,7 @@ static int parse_algos(bench_run *r, const char *s)
         }
         xchg_algo a = xchg_algo_from_name(t);
         if (a == XCHG_ALGO_INVALID)
-            return bad("--algos: unknown algorithm '%s' (xchg-bench --list shows them)", t);
+            return bench_bad("--algos: unknown algorithm '%s' (xchg-bench --list shows them)", t);
         if (add_algo(r, a))
             return -1;
     }
@@ -172,13 +137,13 @@ static int parse_patterns(bench_run *r, const char *s)
     char buf[256];
     r->npatterns = 0;
     if (strlen(s) >= sizeof buf || !*s)
-        return bad("--pattern: bad list '%s'", s);
+        return bench_bad("--pattern: bad list '%s'", s);
     strcpy(buf, s);
     char *save = NULL;
     for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         bench_pattern_kind k = bench_pattern_from_name(t);
         if (k == PAT_COUNT)
-            return bad("--pattern: unknown pattern '%s' (uniform, random, sparse, zipf, hot, "
+            return bench_bad("--pattern: unknown pattern '%s' (uniform, random, sparse, zipf, hot, "
                        "transpose)", t);
         int dup = 0;
         for (int p = 0; p < r->npatterns; p++)
@@ -199,22 +164,16 @@ static int parse_args(int argc, char **argv, bench_run *r)
     int act = ACT_RUN;
     for (int i = 1; i < argc; i++) {
         char name[64];
-        const char *arg = argv[i], *val = NULL;
-        if (strncmp(arg, "--", 2) != 0)
-            return bad("unexpected argument '%s'", arg);
-        const char *eq = strchr(arg, '=');
-        size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
-        if (len >= sizeof name)
-            return bad("unknown option '%s'", arg);
-        memcpy(name, arg, len);
-        name[len] = '\0';
+        const char *arg = argv[i], *val = NULL, *eq;
+        if (bench_opt_name(arg, name, sizeof name, &eq))
+            return -1;
         static const char *const flags[] = {"--check", "--quiet", "--list", "--help"};
         int is_flag = 0;
         for (size_t f = 0; f < sizeof flags / sizeof flags[0]; f++)
             is_flag |= strcmp(name, flags[f]) == 0;
         if (is_flag) {
             if (eq)
-                return bad("%s takes no value", name);
+                return bench_bad("%s takes no value", name);
         } else if (eq) {
             val = eq + 1;
         } else if (i + 1 < argc) {
@@ -236,8 +195,8 @@ static int parse_args(int argc, char **argv, bench_run *r)
                 strcmp(name, "--density") && strcmp(name, "--zipf-s") && strcmp(name, "--hot") &&
                 strcmp(name, "--hot-fraction") && strcmp(name, "--type") &&
                 strcmp(name, "--show") && strcmp(name, "--csv") && strcmp(name, "--json"))
-                return bad("unknown option '%s'", arg);
-            return bad("%s needs a value", name);
+                return bench_bad("unknown option '%s'", arg);
+            return bench_bad("%s needs a value", name);
         } else if (strcmp(name, "--pattern") == 0) {
             patterns = val;
         } else if (strcmp(name, "--algos") == 0) {
@@ -245,44 +204,42 @@ static int parse_args(int argc, char **argv, bench_run *r)
         } else if (strcmp(name, "--sizes") == 0) {
             char buf[64];
             if (strlen(val) >= sizeof buf)
-                return bad("--sizes: bad range '%s'", val);
+                return bench_bad("--sizes: bad range '%s'", val);
             strcpy(buf, val);
             char *colon = strchr(buf, ':');
             if (colon)
                 *colon = '\0';
             if (parse_size(buf, &r->size_min) ||
                 parse_size(colon ? colon + 1 : buf, &r->size_max) || r->size_min > r->size_max)
-                return bad("--sizes needs MIN:MAX, powers of two with MIN <= MAX (like 16:64K), "
+                return bench_bad("--sizes needs MIN:MAX, powers of two with MIN <= MAX (like 16:64K), "
                            "not '%s'", val);
         } else if (strcmp(name, "--iters") == 0) {
-            if (parse_long(name, val, 1, 1000000, &lv))
+            if (bench_parse_long(name, val, 1, 1000000, &lv))
                 return -1;
             r->iters = (int)lv;
         } else if (strcmp(name, "--warmup") == 0) {
-            if (parse_long(name, val, 0, 1000000, &lv))
+            if (bench_parse_long(name, val, 0, 1000000, &lv))
                 return -1;
             r->warmup = (int)lv;
         } else if (strcmp(name, "--seed") == 0) {
-            char *end;
-            errno = 0;
-            unsigned long long v = strtoull(val, &end, 10);
-            if (errno || end == val || *end || *val == '-')
-                return bad("--seed needs a non-negative integer, not '%s'", val);
+            unsigned long long v;
+            if (bench_parse_seed(name, val, &v))
+                return -1;
             r->base.seed = v;
         } else if (strcmp(name, "--density") == 0) {
-            if (parse_double(name, val, 0, 1, &r->base.density))
+            if (bench_parse_double(name, val, 0, 1, &r->base.density))
                 return -1;
             if (r->base.density <= 0)
-                return bad("--density needs a number in (0, 1], not '%s'", val);
+                return bench_bad("--density needs a number in (0, 1], not '%s'", val);
         } else if (strcmp(name, "--zipf-s") == 0) {
-            if (parse_double(name, val, 0, 100, &r->base.zipf_s))
+            if (bench_parse_double(name, val, 0, 100, &r->base.zipf_s))
                 return -1;
         } else if (strcmp(name, "--hot") == 0) {
-            if (parse_long(name, val, 1, INT_MAX, &lv))
+            if (bench_parse_long(name, val, 1, INT_MAX, &lv))
                 return -1;
             r->base.hot = (int)lv;
         } else if (strcmp(name, "--hot-fraction") == 0) {
-            if (parse_double(name, val, 0, 1, &r->base.hot_fraction))
+            if (bench_parse_double(name, val, 0, 1, &r->base.hot_fraction))
                 return -1;
         } else if (strcmp(name, "--type") == 0) {
             if (strcmp(val, "byte") == 0)
@@ -290,27 +247,27 @@ static int parse_args(int argc, char **argv, bench_run *r)
             else if (strcmp(val, "double") == 0)
                 r->type_double = 1;
             else
-                return bad("--type needs byte or double, not '%s'", val);
+                return bench_bad("--type needs byte or double, not '%s'", val);
         } else if (strcmp(name, "--show") == 0) {
             static const char *const s[] = {"median", "min", "max", "mem"};
             int k = 0;
             while (k < 4 && strcmp(val, s[k]))
                 k++;
             if (k == 4)
-                return bad("--show needs median, min, max or mem, not '%s'", val);
+                return bench_bad("--show needs median, min, max or mem, not '%s'", val);
             r->show = (bench_show)k;
         } else if (strcmp(name, "--csv") == 0) {
             r->csv = val;
         } else if (strcmp(name, "--json") == 0) {
             r->json = val;
         } else {
-            return bad("unknown option '%s'", arg);
+            return bench_bad("unknown option '%s'", arg);
         }
     }
     if (parse_patterns(r, patterns) || parse_algos(r, algos))
         return -1;
     if (r->type_double && r->size_min < 8)
-        return bad("--type double needs sizes of at least 8 bytes");
+        return bench_bad("--type double needs sizes of at least 8 bytes");
     return act;
 }
 
@@ -376,11 +333,6 @@ static int agree_error(int rc, char *out, size_t n, MPI_Comm comm)
     return agree_failure(rc != MPI_SUCCESS, e, out, n, comm);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* What a rank found wrong in one checked result. */
 typedef struct check_info {
@@ -626,17 +578,7 @@ static int run_size(const bench_run *r, bench_pattern_kind pat, int64_t size, be
         x->temp_bytes = tempmax[a];
         x->times = malloc(sizeof(double) * (size_t)r->iters);
         memcpy(x->times, tmax + (size_t)a * r->iters, sizeof(double) * (size_t)r->iters);
-        double *s = malloc(sizeof(double) * (size_t)r->iters), sumt = 0;
-        memcpy(s, x->times, sizeof(double) * (size_t)r->iters);
-        qsort(s, (size_t)r->iters, sizeof(double), cmp_double);
-        for (int i = 0; i < r->iters; i++)
-            sumt += s[i];
-        x->min = s[0];
-        x->max = s[r->iters - 1];
-        x->median = r->iters % 2 ? s[r->iters / 2]
-                                 : 0.5 * (s[r->iters / 2 - 1] + s[r->iters / 2]);
-        x->mean = sumt / r->iters;
-        free(s);
+        bench_summary(x->times, r->iters, &x->median, &x->min, &x->max, &x->mean);
     }
     free(t);
     free(tmax);
@@ -682,7 +624,7 @@ int main(int argc, char **argv)
     int act = parse_args(argc, argv, r);
     if (act < 0) {
         if (rank == 0)
-            fprintf(stderr, "xchg-bench: %s (xchg-bench --help for usage)\n", opt_error);
+            fprintf(stderr, "xchg-bench: %s (xchg-bench --help for usage)\n", bench_opt_error);
         return finish(&comm, 2);
     }
     if (act == ACT_HELP) {
@@ -697,31 +639,9 @@ int main(int argc, char **argv)
         return finish(&comm, 0);
     }
 
-    int len;
-    MPI_Get_library_version(r->mpi_library, &len);
-    MPI_Get_version(&r->mpi_version, &r->mpi_subversion);
-    MPI_Get_processor_name(r->host, &len);
-    time_t now = time(NULL);
-    strftime(r->date, sizeof r->date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-
+    bench_env_fill(&r->env);
     /* Output files must be writable before an hour of measuring. */
-    int files_ok = 1;
-    if (rank == 0) {
-        const char *paths[2] = {r->csv, r->json};
-        for (int k = 0; k < 2; k++) {
-            if (!paths[k])
-                continue;
-            FILE *f = fopen(paths[k], "a");
-            if (!f) {
-                fprintf(stderr, "xchg-bench: cannot write '%s': %s\n", paths[k], strerror(errno));
-                files_ok = 0;
-            } else {
-                fclose(f);
-            }
-        }
-    }
-    MPI_Bcast(&files_ok, 1, MPI_INT, 0, comm);
-    if (!files_ok)
+    if (!bench_files_writable(r->csv, r->json, comm))
         return finish(&comm, 1);
 
     int nsizes = 0;

@@ -1,0 +1,63 @@
+/*
+ * bench_util.h - what both modes of xchg-bench (alltoallv in xchg_bench.c
+ * and report.c, dsde in dsde.c) share: the run's environment, the head of
+ * their CSV and JSON files, text escaping, option parsing and the summary
+ * of a series of times. One place, so the two outputs cannot drift apart.
+ */
+#ifndef XCHG_BENCH_UTIL_H
+#define XCHG_BENCH_UTIL_H
+
+#include <mpi.h>
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* Where and with what a run was made. */
+typedef struct bench_env {
+    int mpi_version, mpi_subversion;
+    char mpi_library[MPI_MAX_LIBRARY_VERSION_STRING];
+    char host[256];
+    char date[32]; /* UTC, ISO 8601 */
+} bench_env;
+
+void bench_env_fill(bench_env *e);
+
+/* Collective: rank 0 checks that the files it will write (NULL: none) can
+ * be opened, saying why not on stderr; 1 on every rank when they can. */
+int bench_files_writable(const char *csv, const char *json, MPI_Comm comm);
+
+/* The first line of MPI_Get_library_version (some are several lines). */
+void bench_first_line(const char *s, char *out, size_t n);
+/* s with the characters that would break a CSV field made spaces. */
+void bench_csv_clean(const char *s, char *out, size_t n);
+/* s as a JSON string, quotes included. */
+void bench_json_str(FILE *f, const char *s);
+
+/* "# LIBRARY (MPI x.y)", the table header's line about MPI. */
+void bench_table_mpi_line(FILE *f, const bench_env *e);
+/* The CSV comment lines from the tool to the date; mode NULL for none. */
+void bench_csv_head(FILE *f, const char *mode, int P, const bench_env *e);
+/* The JSON object's start to "date" inside "params", which stays open. */
+void bench_json_head(FILE *f, const char *mode, int P, const bench_env *e);
+
+/* Options: --opt VALUE or --opt=VALUE. On a bad option the parsers return
+ * -1 with the message in bench_opt_error. */
+extern char bench_opt_error[512];
+int bench_bad(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+/* arg's name ("--opt") into name[n]; *eq: its '=' or NULL. */
+int bench_opt_name(const char *arg, char *name, size_t n, const char **eq);
+int bench_parse_long(const char *opt, const char *s, long min, long max, long *out);
+int bench_parse_double(const char *opt, const char *s, double min, double max, double *out);
+int bench_parse_seed(const char *opt, const char *s, unsigned long long *out);
+
+/* t[0..n) in microseconds, %.3f, separated by sep (CSV " ", JSON ", "). */
+void bench_print_times(FILE *f, const double *t, int n, const char *sep);
+/* median, min, max and mean of t[0..n), n > 0 (t is left as it was). */
+void bench_summary(const double *t, int n, double *median, double *min, double *max,
+                   double *mean);
+
+#endif /* XCHG_BENCH_UTIL_H */
