@@ -18,9 +18,9 @@ import sys
 # (shared memory). See sim/README.md for where the numbers come from.
 PRESETS = {
     # InfiniBand EDR/HDR-class interconnect: 100 Gb/s per node, ~1 us.
-    "hpc": dict(bw="100Gbps", lat="1us", bb_bw="1600Gbps", bb_lat="0.1us"),
+    "hpc": dict(bw="100Gbps", lat="1us", bb_lat="0.1us"),
     # Commodity 10 Gb/s Ethernet with a kernel TCP stack: ~10 us per hop.
-    "eth": dict(bw="10Gbps", lat="10us", bb_bw="160Gbps", bb_lat="1us"),
+    "eth": dict(bw="10Gbps", lat="10us", bb_lat="1us"),
 }
 # Shared memory between ranks of one node (both presets): ~20 GB/s copy
 # bandwidth, 0.3 us latency (order of an intra-node MPI ping-pong).
@@ -53,10 +53,12 @@ def main():
               f'loopback_bw="{LOOPBACK["loopback_bw"]}" '
               f'loopback_lat="{LOOPBACK["loopback_lat"]}" sharing_policy="SPLITDUPLEX"')
     if a.topology == "flat":
-        # One crossbar: each node's link (full duplex) into a shared backbone.
+        # One non-blocking switch (full bisection): each node's full-duplex
+        # link is shared by the node's ranks; the switch itself (FATPIPE
+        # backbone) limits each flow to the link speed but is never shared.
         cluster = (f'<cluster id="c" prefix="node-" radical="0-{nodes - 1}" suffix="" '
-                   f'{common} bb_bw="{p["bb_bw"]}" bb_lat="{p["bb_lat"]}" '
-                   f'bb_sharing_policy="SHARED"/>')
+                   f'{common} bb_bw="{p["bw"]}" bb_lat="{p["bb_lat"]}" '
+                   f'bb_sharing_policy="FATPIPE"/>')
     else:
         # Two-level fat tree with full bisection: `leaf` nodes per leaf switch,
         # `leaf` top switches, one link from every leaf to every top switch.
