@@ -1,0 +1,150 @@
+/*
+ * test_bench_patterns.c - xchg-bench's count patterns do what they say
+ * (tools/bench/patterns.h), at many P, without MPI: determinism, ranges,
+ * exactly k sparse partners that change between iterations, Zipf shares
+ * that are a permutation of 1/r^s, hot receivers' share, and transpose
+ * blocks that tile an unevenly split grid.
+ * Prints "N passed, M failed"; exits non-zero on any failure.
+ */
+#include "patterns.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int npass, nfail;
+
+static void expect(int ok, const char *what, int P, long avg)
+{
+    if (ok) {
+        npass++;
+    } else {
+        nfail++;
+        fprintf(stderr, "FAIL: %s (P=%d, avg=%ld)\n", what, P, avg);
+    }
+}
+
+static int cmp64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+int main(void)
+{
+    static const int Ps[] = {1, 2, 3, 4, 5, 7, 8, 13, 64, 100};
+    static const long avgs[] = {1, 2, 16, 1000};
+    for (size_t pi = 0; pi < sizeof Ps / sizeof Ps[0]; pi++) {
+        int P = Ps[pi];
+        int64_t *v = malloc(sizeof(int64_t) * (size_t)P);
+        for (size_t ai = 0; ai < sizeof avgs / sizeof avgs[0]; ai++) {
+            long a = avgs[ai];
+            bench_pattern p = {PAT_UNIFORM, 42, 0.3, 1.0, 1, 0.8};
+            bench_layout l;
+
+            p.kind = PAT_RANDOM;
+            bench_layout_init(&l, &p, P, a, 1);
+            int ok = 1, same = 1;
+            for (int i = 0; i < P; i++)
+                for (int j = 0; j < P; j++) {
+                    int64_t c = bench_count(&l, i, j, 0);
+                    ok &= c >= 0 && c <= 2 * a;
+                    same &= c == bench_count(&l, i, j, 5); /* fixed pattern */
+                }
+            expect(ok && same, "random: counts in [0, 2 avg], the same every iteration", P, a);
+            bench_pattern q = p;
+            q.seed = 43;
+            bench_layout l2;
+            bench_layout_init(&l2, &q, P, a, 1);
+            int differ = 0;
+            for (int i = 0; i < P; i++)
+                for (int j = 0; j < P; j++)
+                    differ |= bench_count(&l, i, j, 0) != bench_count(&l2, i, j, 0);
+            expect(differ || P * P < 4, "random: another seed, other counts", P, a);
+
+            /* row/col agree with the matrix */
+            int64_t *row = malloc(sizeof(int64_t) * (size_t)P), *col = malloc(sizeof(int64_t) * (size_t)P);
+            bench_row_col(&l, P - 1, 0, row, col);
+            ok = 1;
+            for (int j = 0; j < P; j++)
+                ok &= row[j] == bench_count(&l, P - 1, j, 0) && col[j] == bench_count(&l, j, P - 1, 0);
+            expect(ok, "row/col: send row and receive column of the matrix", P, a);
+            free(row);
+            free(col);
+
+            p.kind = PAT_SPARSE;
+            bench_layout_init(&l, &p, P, a, 1);
+            int64_t k = (int64_t)ceil(0.3 * P);
+            ok = 1;
+            int moved = 0;
+            for (int i = 0; i < P; i++) {
+                int64_t n0 = 0, n1 = 0;
+                for (int j = 0; j < P; j++) {
+                    int64_t c0 = bench_count(&l, i, j, 0), c1 = bench_count(&l, i, j, 1);
+                    n0 += c0 > 0;
+                    n1 += c1 > 0;
+                    ok &= c0 == 0 || (c0 >= a - a / 2 && c0 <= a + a / 2);
+                    moved |= (c0 > 0) != (c1 > 0);
+                }
+                ok &= n0 == k && n1 == k;
+            }
+            expect(ok, "sparse: exactly ceil(density P) partners, sizes around avg", P, a);
+            expect(moved || P <= 2, "sparse: partners change between iterations", P, a);
+
+            p.kind = PAT_ZIPF;
+            bench_layout_init(&l, &p, P, a, 1);
+            ok = 1;
+            for (int i = 0; i < P && ok; i++) {
+                for (int j = 0; j < P; j++)
+                    v[j] = bench_count(&l, i, j, 0);
+                qsort(v, (size_t)P, sizeof *v, cmp64);
+                for (int r = 1; r <= P; r++) /* a permutation of the shares */
+                    ok &= v[P - r] == llround((double)a * P * pow(r, -1.0) / l.zipf_h);
+            }
+            expect(ok, "zipf: each rank's blocks are avg P / (r^s H), r = 1..P", P, a);
+
+            p.kind = PAT_HOT;
+            bench_layout_init(&l, &p, P, a, 1);
+            int hot = -1, nhot = 0;
+            for (int j = 0; j < P; j++)
+                if (bench_count(&l, 0, j, 0) > (P > 1 ? bench_count(&l, 0, (j + 1) % P, 0) : -1))
+                    hot = j;
+            for (int j = 0; j < P; j++)
+                nhot += bench_count(&l, 0, j, 0) == bench_count(&l, 0, hot, 0);
+            int64_t want = P > 1 ? llround(a * P * 0.8) : a;
+            ok = hot >= 0 && (P <= 1 || nhot == 1);
+            for (int i = 0; i < P; i++)
+                ok &= bench_count(&l, i, hot, 0) == want;
+            expect(ok, "hot: one receiver gets 0.8 of every rank's volume", P, a);
+
+            for (int es = 1; es <= 8; es += 7) {
+                p.kind = PAT_TRANSPOSE;
+                bench_layout_init(&l, &p, P, a, es);
+                int64_t total = 0, vmin = -1, vmax = 0;
+                for (int i = 0; i < P; i++)
+                    for (int j = 0; j < P; j++) {
+                        int64_t c = bench_count(&l, i, j, 0);
+                        total += c;
+                        vmin = vmin < 0 || c < vmin ? c : vmin;
+                        vmax = c > vmax ? c : vmax;
+                    }
+                ok = total == l.n1 * l.n2 * 8 / es;
+                ok &= P == 1 || (l.n1 % P != 0 && l.n2 % P != 0);
+                ok &= P == 1 || vmin < vmax; /* uneven */
+                expect(ok, "transpose: blocks tile an unevenly split n1 x n2 grid", P, a);
+            }
+
+            p.kind = PAT_UNIFORM;
+            bench_layout_init(&l, &p, P, a, 1);
+            expect(bench_count(&l, 0, P - 1, 3) == a, "uniform: avg", P, a);
+        }
+        free(v);
+    }
+    for (int k = 0; k < PAT_COUNT; k++)
+        expect((int)bench_pattern_from_name(bench_pattern_name((bench_pattern_kind)k)) == k,
+               "names round-trip", 0, 0);
+    expect(bench_pattern_from_name("nosuch") == PAT_COUNT, "unknown name", 0, 0);
+    printf("%d passed, %d failed\n", npass, nfail);
+    return nfail != 0;
+}

@@ -1,0 +1,64 @@
+/*
+ * bench.h - what xchg-bench's parts share: the run's parameters and one
+ * measured result per (pattern, size, algorithm).
+ */
+#ifndef XCHG_BENCH_H
+#define XCHG_BENCH_H
+
+#include "patterns.h"
+#include "xchg.h"
+
+#include <stdint.h>
+#include <stdio.h>
+
+#define BENCH_MAX_ALGOS 64
+
+/* What the table shows per algorithm (--show). */
+typedef enum { SHOW_MEDIAN, SHOW_MIN, SHOW_MAX, SHOW_MEM } bench_show;
+
+typedef struct bench_run {
+    /* options */
+    bench_pattern base;               /* seed and pattern parameters */
+    bench_pattern_kind patterns[PAT_COUNT];
+    int npatterns;
+    int64_t size_min, size_max;       /* average message bytes, powers of two */
+    xchg_algo algos[BENCH_MAX_ALGOS]; /* algos[0] is vendor */
+    int nalgos;
+    int iters, warmup;
+    int type_double;                  /* MPI_DOUBLE instead of MPI_BYTE */
+    int check, quiet;
+    bench_show show;
+    const char *csv, *json;
+    /* the run */
+    int P;
+    int mpi_version, mpi_subversion;
+    char mpi_library[MPI_MAX_LIBRARY_VERSION_STRING];
+    char host[256];
+    char date[32];                    /* UTC, ISO 8601 */
+} bench_run;
+
+typedef enum { ST_OK, ST_ERROR, ST_SKIPPED } bench_status;
+
+typedef struct bench_result {
+    bench_pattern_kind pattern;
+    int64_t size;           /* nominal average message bytes */
+    double avg_bytes;       /* actual mean block bytes over all P^2 blocks */
+    int algo;               /* index in run->algos */
+    bench_status status;
+    char error[256];        /* why, when not ST_OK */
+    char ran[32];           /* what xchg_get_stats says ran ("auto" resolved) */
+    double *times;          /* iters figures: max over ranks, seconds */
+    double median, min, max, mean;
+    uint64_t temp_bytes;    /* max over ranks and iterations */
+} bench_result;
+
+const char *bench_algo_label(xchg_algo a);
+const char *bench_type_name(const bench_run *r);
+
+/* report.c: stdout table (rank 0 only) and files. */
+void report_table_header(FILE *f, const bench_run *r, bench_pattern_kind pat);
+void report_table_row(FILE *f, const bench_run *r, const bench_result *row);
+int report_csv(const char *path, const bench_run *r, const bench_result *res, int n);
+int report_json(const char *path, const bench_run *r, const bench_result *res, int n);
+
+#endif /* XCHG_BENCH_H */

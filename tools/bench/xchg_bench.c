@@ -1,0 +1,781 @@
+/*
+ * xchg_bench.c - xchg-bench: every alltoallv algorithm of the build against
+ * the MPI library's MPI_Alltoallv, on count patterns that look like real
+ * applications (osu_alltoallv only ever sends uniform counts).
+ *
+ * Fairness: at each size every algorithm runs the same exchanges from the
+ * same buffers, interleaved (iteration k runs every algorithm once, the
+ * order rotating from one iteration to the next so none always goes first),
+ * after a barrier. An iteration's time is the slowest rank's; the table
+ * shows the median over iterations. --check compares every algorithm's
+ * result with MPI_Alltoallv's before timing and exits non-zero on mismatch.
+ *
+ * Run `xchg-bench --help` for the options.
+ */
+#include "bench.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static int rank;
+
+static const char usage[] =
+    "usage: xchg-bench [options]\n"
+    "  --pattern LIST     uniform, random, sparse, zipf, hot, transpose, or a comma list\n"
+    "                     (default random)\n"
+    "  --sizes MIN:MAX    average message bytes, powers of two, K/M suffixes (default 16:64K)\n"
+    "  --algos LIST       algorithms to compare, comma list; all = every one of the build,\n"
+    "                     auto = xchg_alltoallv's own choice (default all; vendor always runs)\n"
+    "  --iters N          timed iterations per size (default 20)\n"
+    "  --warmup N         untimed iterations before them (default 3)\n"
+    "  --seed N           pattern seed: same seed, same counts (default 1)\n"
+    "  --density F        sparse: fraction of ranks each rank sends to (default 0.25)\n"
+    "  --zipf-s S         zipf: exponent, 0 is uniform (default 1.0)\n"
+    "  --hot N            hot: number of hot receivers (default 1)\n"
+    "  --hot-fraction F   hot: share of every rank's data they get (default 0.8)\n"
+    "  --type byte|double exchanged datatype (default byte)\n"
+    "  --check            compare every result with MPI_Alltoallv before timing\n"
+    "  --show median|min|max|mem   what the table shows (default median)\n"
+    "  --csv FILE         every figure and the run's parameters as CSV\n"
+    "  --json FILE        the same as JSON\n"
+    "  --quiet            no progress lines on stderr\n"
+    "  --list             print the algorithms of this build and exit\n"
+    "  --help             print this and exit\n";
+
+const char *bench_algo_label(xchg_algo a)
+{
+    const char *n = xchg_algo_name(a);
+    return n ? n : "?";
+}
+
+const char *bench_type_name(const bench_run *r)
+{
+    return r->type_double ? "MPI_DOUBLE" : "MPI_BYTE";
+}
+
+/* ---- options ---------------------------------------------------------- */
+
+static char opt_error[512];
+
+static int bad(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(opt_error, sizeof opt_error, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static int parse_long(const char *opt, const char *s, long min, long max, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < min || v > max)
+        return bad("%s needs an integer in [%ld, %ld], not '%s'", opt, min, max, s);
+    *out = v;
+    return 0;
+}
+
+static int parse_double(const char *opt, const char *s, double min, double max, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !(v >= min && v <= max))
+        return bad("%s needs a number in [%g, %g], not '%s'", opt, min, max, s);
+    *out = v;
+    return 0;
+}
+
+/* "64", "4K", "1M": a power of two of bytes */
+static int parse_size(const char *s, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || v <= 0)
+        return -1;
+    int shift = 0;
+    if (*end == 'k' || *end == 'K')
+        shift = 10, end++;
+    else if (*end == 'm' || *end == 'M')
+        shift = 20, end++;
+    else if (*end == 'g' || *end == 'G')
+        shift = 30, end++;
+    if (*end || v > (LLONG_MAX >> 31))
+        return -1;
+    v <<= shift;
+    if (v & (v - 1))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int add_algo(bench_run *r, xchg_algo a)
+{
+    for (int k = 0; k < r->nalgos; k++)
+        if (r->algos[k] == a)
+            return 0;
+    if (r->nalgos == BENCH_MAX_ALGOS)
+        return bad("too many algorithms (at most %d)", BENCH_MAX_ALGOS);
+    r->algos[r->nalgos++] = a;
+    return 0;
+}
+
+static int parse_algos(bench_run *r, const char *s)
+{
+    r->nalgos = 0;
+    add_algo(r, XCHG_ALGO_VENDOR); /* the baseline, always first */
+    char buf[1024];
+    if (strlen(s) >= sizeof buf || !*s)
+        return bad("--algos: bad list '%s'", s);
+    strcpy(buf, s);
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (strcmp(t, "all") == 0) { /* the registry: new algorithms come in alone */
+            for (int i = 0; i < xchg_algo_count(); i++)
+                if (add_algo(r, xchg_algo_at(i)))
+                    return -1;
+            continue;
+        }
+        xchg_algo a = xchg_algo_from_name(t);
+        if (a == XCHG_ALGO_INVALID)
+            return bad("--algos: unknown algorithm '%s' (xchg-bench --list shows them)", t);
+        if (add_algo(r, a))
+            return -1;
+    }
+    return 0;
+}
+
+static int parse_patterns(bench_run *r, const char *s)
+{
+    char buf[256];
+    r->npatterns = 0;
+    if (strlen(s) >= sizeof buf || !*s)
+        return bad("--pattern: bad list '%s'", s);
+    strcpy(buf, s);
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        bench_pattern_kind k = bench_pattern_from_name(t);
+        if (k == PAT_COUNT)
+            return bad("--pattern: unknown pattern '%s' (uniform, random, sparse, zipf, hot, "
+                       "transpose)", t);
+        int dup = 0;
+        for (int p = 0; p < r->npatterns; p++)
+            dup |= r->patterns[p] == k;
+        if (!dup)
+            r->patterns[r->npatterns++] = k;
+    }
+    return 0;
+}
+
+enum { ACT_RUN, ACT_HELP, ACT_LIST };
+
+/* Fills r from argv; returns ACT_* or -1 with opt_error set. Every rank
+ * parses the same argv, so all reach the same verdict. */
+static int parse_args(int argc, char **argv, bench_run *r)
+{
+    const char *patterns = "random", *algos = "all";
+    int act = ACT_RUN;
+    for (int i = 1; i < argc; i++) {
+        char name[64];
+        const char *arg = argv[i], *val = NULL;
+        if (strncmp(arg, "--", 2) != 0)
+            return bad("unexpected argument '%s'", arg);
+        const char *eq = strchr(arg, '=');
+        size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
+        if (len >= sizeof name)
+            return bad("unknown option '%s'", arg);
+        memcpy(name, arg, len);
+        name[len] = '\0';
+        static const char *const flags[] = {"--check", "--quiet", "--list", "--help"};
+        int is_flag = 0;
+        for (size_t f = 0; f < sizeof flags / sizeof flags[0]; f++)
+            is_flag |= strcmp(name, flags[f]) == 0;
+        if (is_flag) {
+            if (eq)
+                return bad("%s takes no value", name);
+        } else if (eq) {
+            val = eq + 1;
+        } else if (i + 1 < argc) {
+            val = argv[++i];
+        }
+        long lv;
+        if (strcmp(name, "--check") == 0) {
+            r->check = 1;
+        } else if (strcmp(name, "--quiet") == 0) {
+            r->quiet = 1;
+        } else if (strcmp(name, "--list") == 0) {
+            act = ACT_LIST;
+        } else if (strcmp(name, "--help") == 0) {
+            if (act == ACT_RUN)
+                act = ACT_HELP;
+        } else if (!val) {
+            if (strcmp(name, "--pattern") && strcmp(name, "--sizes") && strcmp(name, "--algos") &&
+                strcmp(name, "--iters") && strcmp(name, "--warmup") && strcmp(name, "--seed") &&
+                strcmp(name, "--density") && strcmp(name, "--zipf-s") && strcmp(name, "--hot") &&
+                strcmp(name, "--hot-fraction") && strcmp(name, "--type") &&
+                strcmp(name, "--show") && strcmp(name, "--csv") && strcmp(name, "--json"))
+                return bad("unknown option '%s'", arg);
+            return bad("%s needs a value", name);
+        } else if (strcmp(name, "--pattern") == 0) {
+            patterns = val;
+        } else if (strcmp(name, "--algos") == 0) {
+            algos = val;
+        } else if (strcmp(name, "--sizes") == 0) {
+            char buf[64];
+            if (strlen(val) >= sizeof buf)
+                return bad("--sizes: bad range '%s'", val);
+            strcpy(buf, val);
+            char *colon = strchr(buf, ':');
+            if (colon)
+                *colon = '\0';
+            if (parse_size(buf, &r->size_min) ||
+                parse_size(colon ? colon + 1 : buf, &r->size_max) || r->size_min > r->size_max)
+                return bad("--sizes needs MIN:MAX, powers of two with MIN <= MAX (like 16:64K), "
+                           "not '%s'", val);
+        } else if (strcmp(name, "--iters") == 0) {
+            if (parse_long(name, val, 1, 1000000, &lv))
+                return -1;
+            r->iters = (int)lv;
+        } else if (strcmp(name, "--warmup") == 0) {
+            if (parse_long(name, val, 0, 1000000, &lv))
+                return -1;
+            r->warmup = (int)lv;
+        } else if (strcmp(name, "--seed") == 0) {
+            char *end;
+            errno = 0;
+            unsigned long long v = strtoull(val, &end, 10);
+            if (errno || end == val || *end || *val == '-')
+                return bad("--seed needs a non-negative integer, not '%s'", val);
+            r->base.seed = v;
+        } else if (strcmp(name, "--density") == 0) {
+            if (parse_double(name, val, 0, 1, &r->base.density))
+                return -1;
+            if (r->base.density <= 0)
+                return bad("--density needs a number in (0, 1], not '%s'", val);
+        } else if (strcmp(name, "--zipf-s") == 0) {
+            if (parse_double(name, val, 0, 100, &r->base.zipf_s))
+                return -1;
+        } else if (strcmp(name, "--hot") == 0) {
+            if (parse_long(name, val, 1, INT_MAX, &lv))
+                return -1;
+            r->base.hot = (int)lv;
+        } else if (strcmp(name, "--hot-fraction") == 0) {
+            if (parse_double(name, val, 0, 1, &r->base.hot_fraction))
+                return -1;
+        } else if (strcmp(name, "--type") == 0) {
+            if (strcmp(val, "byte") == 0)
+                r->type_double = 0;
+            else if (strcmp(val, "double") == 0)
+                r->type_double = 1;
+            else
+                return bad("--type needs byte or double, not '%s'", val);
+        } else if (strcmp(name, "--show") == 0) {
+            static const char *const s[] = {"median", "min", "max", "mem"};
+            int k = 0;
+            while (k < 4 && strcmp(val, s[k]))
+                k++;
+            if (k == 4)
+                return bad("--show needs median, min, max or mem, not '%s'", val);
+            r->show = (bench_show)k;
+        } else if (strcmp(name, "--csv") == 0) {
+            r->csv = val;
+        } else if (strcmp(name, "--json") == 0) {
+            r->json = val;
+        } else {
+            return bad("unknown option '%s'", arg);
+        }
+    }
+    if (parse_patterns(r, patterns) || parse_algos(r, algos))
+        return -1;
+    if (r->type_double && r->size_min < 8)
+        return bad("--type double needs sizes of at least 8 bytes");
+    return act;
+}
+
+/* ---- one size ------------------------------------------------------------ */
+
+typedef struct bufs {
+    char *sb, *rb, *ref;
+    size_t sb_bytes, rb_bytes; /* rb and ref have GUARD more */
+    int *sc, *sd, *rc, *rd;
+    int64_t *row, *col;
+} bufs;
+
+enum { GUARD = 64, POISON = 0xA5 };
+
+/* Counts and contiguous displacements of iteration it, in elements. */
+static void set_counts(const bench_layout *l, bufs *b, long it, int64_t *stot, int64_t *rtot)
+{
+    bench_row_col(l, rank, it, b->row, b->col);
+    int64_t s = 0, t = 0;
+    for (int j = 0; j < l->P; j++) {
+        b->sc[j] = (int)b->row[j];
+        b->sd[j] = (int)s;
+        b->rc[j] = (int)b->col[j];
+        b->rd[j] = (int)t;
+        s += b->row[j];
+        t += b->col[j];
+    }
+    *stot = s;
+    *rtot = t;
+}
+
+static int call(const bench_run *r, xchg_algo a, bufs *b, void *recv, MPI_Comm comm)
+{
+    MPI_Datatype t = r->type_double ? MPI_DOUBLE : MPI_BYTE;
+    if (a == XCHG_ALGO_AUTO) /* as users call it: XCHG_ALLTOALLV_ALGO applies */
+        return xchg_alltoallv(b->sb, b->sc, b->sd, t, recv, b->rc, b->rd, t, comm);
+    return xchg_alltoallv_algo(a, b->sb, b->sc, b->sd, t, recv, b->rc, b->rd, t, comm);
+}
+
+/* Agrees on a failure: returns 1 on every rank if any rank failed, with
+ * "rank K: its message" of the lowest failing rank K in out. */
+static int agree_failure(int failed, const char *mine, char *out, size_t n, MPI_Comm comm)
+{
+    int me = failed ? rank : INT_MAX, lowest;
+    MPI_Allreduce(&me, &lowest, 1, MPI_INT, MPI_MIN, comm);
+    if (lowest == INT_MAX)
+        return 0;
+    char buf[MPI_MAX_ERROR_STRING] = "";
+    if (rank == lowest)
+        snprintf(buf, sizeof buf, "%s", mine);
+    MPI_Bcast(buf, (int)sizeof buf, MPI_CHAR, lowest, comm);
+    snprintf(out, n, "rank %d: %s", lowest, buf);
+    return 1;
+}
+
+/* agree_failure for an MPI/xchg return code */
+static int agree_error(int rc, char *out, size_t n, MPI_Comm comm)
+{
+    char e[MPI_MAX_ERROR_STRING] = "";
+    int len;
+    if (rc != MPI_SUCCESS)
+        xchg_error_string(rc, e, &len);
+    return agree_failure(rc != MPI_SUCCESS, e, out, n, comm);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* What a rank found wrong in one checked result. */
+typedef struct check_info {
+    long bad;      /* 0 ok, 1 wrong data, 2 wrote past the end */
+    long src;      /* source rank of the first wrong byte */
+    long offset;   /* its byte offset in that source's block */
+    long got, expected;
+} check_info;
+
+/* --check at one size, iteration 0's counts: every algorithm against
+ * MPI_Alltoallv. Returns the number of algorithms that failed (same on all
+ * ranks); prints the report on rank 0. */
+static int check_size(const bench_run *r, bench_pattern_kind pat, int64_t size, bufs *b,
+                      int64_t rtot, MPI_Comm comm)
+{
+    int es = r->type_double ? 8 : 1;
+    size_t rbytes = (size_t)rtot * (size_t)es;
+    MPI_Datatype t = r->type_double ? MPI_DOUBLE : MPI_BYTE;
+    memset(b->ref, POISON, rbytes + GUARD);
+    int rc = MPI_Alltoallv(b->sb, b->sc, b->sd, t, b->ref, b->rc, b->rd, t, comm);
+    char msg[MPI_MAX_ERROR_STRING + 64];
+    if (agree_error(rc, msg, sizeof msg, comm)) {
+        if (rank == 0)
+            fprintf(stderr, "xchg-bench: --check: MPI_Alltoallv itself failed: %s\n", msg);
+        return 1;
+    }
+    const char *corrupt = getenv("XCHG_BENCH_TEST_CORRUPT"); /* tests the checker */
+    int failed = 0;
+    for (int a = 0; a < r->nalgos; a++) {
+        const char *name = bench_algo_label(r->algos[a]);
+        memset(b->rb, POISON, rbytes + GUARD);
+        rc = call(r, r->algos[a], b, b->rb, comm);
+        if (agree_error(rc, msg, sizeof msg, comm)) {
+            int cls = MPI_ERR_OTHER;
+            if (rc != MPI_SUCCESS)
+                MPI_Error_class(rc, &cls);
+            int refused = cls == MPI_ERR_NO_MEM, all_refused;
+            if (rc == MPI_SUCCESS)
+                refused = 1; /* only another rank failed: its class decides */
+            MPI_Allreduce(&refused, &all_refused, 1, MPI_INT, MPI_MIN, comm);
+            if (rank == 0)
+                fprintf(stderr, "xchg-bench: --check: %s %s %s at %" PRId64 " B: %s%s\n",
+                        all_refused ? "note:" : "FAILED:", name, bench_pattern_name(pat), size,
+                        all_refused ? "refused (memory limit): " : "error: ", msg);
+            failed += !all_refused;
+            continue;
+        }
+        if (corrupt && strcmp(corrupt, name) == 0 && rbytes > 0)
+            b->rb[rbytes / 2] ^= 1;
+        check_info ci = {0, -1, 0, 0, 0};
+        for (size_t k = 0; k < rbytes + GUARD; k++) {
+            if (b->rb[k] == b->ref[k])
+                continue;
+            ci.bad = k < rbytes ? 1 : 2;
+            ci.got = (unsigned char)b->rb[k];
+            ci.expected = (unsigned char)b->ref[k];
+            long src = 0;
+            while (src + 1 < r->P && (size_t)b->rd[src + 1] * (size_t)es <= k)
+                src++;
+            ci.src = ci.bad == 1 ? src : -1;
+            ci.offset = ci.bad == 1 ? (long)(k - (size_t)b->rd[src] * (size_t)es)
+                                    : (long)(k - rbytes);
+            break;
+        }
+        check_info *all = rank == 0 ? malloc(sizeof(check_info) * (size_t)r->P) : NULL;
+        MPI_Gather(&ci, 5, MPI_LONG, all, 5, MPI_LONG, 0, comm);
+        int nbad = 0;
+        if (rank == 0) {
+            for (int q = 0; q < r->P; q++)
+                nbad += all[q].bad != 0;
+            if (nbad) {
+                fprintf(stderr,
+                        "xchg-bench: --check FAILED: %s differs from MPI_Alltoallv on %d of %d "
+                        "ranks (pattern %s, %" PRId64 " B, %s, seed %" PRIu64 ")\n",
+                        name, nbad, r->P, bench_pattern_name(pat), size, bench_type_name(r),
+                        r->base.seed);
+                int shown = 0;
+                for (int q = 0; q < r->P && shown < 8; q++) {
+                    if (!all[q].bad)
+                        continue;
+                    shown++;
+                    if (all[q].bad == 1)
+                        fprintf(stderr,
+                                "  rank %d: block from rank %ld, byte %ld: got 0x%02lx, "
+                                "expected 0x%02lx\n",
+                                q, all[q].src, all[q].offset, all[q].got, all[q].expected);
+                    else
+                        fprintf(stderr, "  rank %d: wrote %ld bytes past the received data\n",
+                                q, all[q].offset + 1);
+                }
+            }
+        }
+        free(all);
+        MPI_Bcast(&nbad, 1, MPI_INT, 0, comm);
+        failed += nbad > 0;
+    }
+    return failed;
+}
+
+/* Measures every algorithm at one (pattern, size): fills row[0..nalgos).
+ * Returns the number of failed checks (0 without --check). */
+static int run_size(const bench_run *r, bench_pattern_kind pat, int64_t size, bench_result *row,
+                    bufs *b, MPI_Comm comm)
+{
+    int P = r->P, es = r->type_double ? 8 : 1, na = r->nalgos;
+    bench_pattern pp = r->base;
+    pp.kind = pat;
+    bench_layout l;
+    bench_layout_init(&l, &pp, P, size / es, es);
+    long nit = (long)r->warmup + r->iters;
+    long ncount = bench_pattern_varies(&pp) ? nit : 1;
+
+    /* What the largest iteration needs, and whether it fits int counts. */
+    int64_t smax = 0, rmax = 0, sum = 0, cmax = 0;
+    for (long it = 0; it < ncount; it++) {
+        bench_row_col(&l, rank, it, b->row, b->col);
+        int64_t s = 0, t = 0;
+        for (int j = 0; j < P; j++) {
+            s += b->row[j];
+            t += b->col[j];
+            cmax = b->row[j] > cmax ? b->row[j] : cmax;
+        }
+        sum += s;
+        smax = s > smax ? s : smax;
+        rmax = t > rmax ? t : rmax;
+    }
+    double dsum = (double)sum / (double)ncount, gsum;
+    MPI_Allreduce(&dsum, &gsum, 1, MPI_DOUBLE, MPI_SUM, comm);
+    int64_t need[2] = {smax > rmax ? smax : rmax, cmax}, gneed[2];
+    MPI_Allreduce(need, gneed, 2, MPI_INT64_T, MPI_MAX, comm);
+    for (int a = 0; a < na; a++) {
+        bench_result *x = &row[a];
+        x->pattern = pat;
+        x->size = size;
+        x->algo = a;
+        x->avg_bytes = gsum * es / ((double)P * P);
+        x->status = ST_OK;
+        x->error[0] = x->ran[0] = '\0';
+        x->temp_bytes = 0;
+    }
+    char why[256] = "";
+    if (gneed[0] > INT_MAX)
+        snprintf(why, sizeof why, "a rank's %" PRId64 " elements overflow int displacements",
+                 gneed[0]);
+    size_t sbytes = (size_t)smax * es, rbytes = (size_t)rmax * es;
+    if (!why[0]) {
+        int ok = 1, all;
+        if (sbytes > b->sb_bytes) {
+            free(b->sb);
+            b->sb = malloc(sbytes ? sbytes : 1);
+            b->sb_bytes = b->sb ? sbytes : 0;
+            ok &= b->sb != NULL;
+        }
+        if (rbytes > b->rb_bytes || !b->rb) {
+            free(b->rb);
+            free(b->ref);
+            b->rb = malloc(rbytes + GUARD);
+            b->ref = r->check ? malloc(rbytes + GUARD) : NULL;
+            b->rb_bytes = b->rb ? rbytes : 0;
+            ok &= b->rb != NULL && (!r->check || b->ref != NULL);
+        }
+        MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm);
+        if (!all)
+            snprintf(why, sizeof why, "out of memory: a rank needs %" PRId64 " bytes of buffers",
+                     gneed[0] * es * (r->check ? 3 : 2));
+    }
+    if (why[0]) {
+        for (int a = 0; a < na; a++) {
+            row[a].status = ST_SKIPPED;
+            snprintf(row[a].error, sizeof row[a].error, "%s", why);
+        }
+        if (rank == 0)
+            fprintf(stderr, "xchg-bench: %s %" PRId64 " B skipped: %s\n",
+                    bench_pattern_name(pat), size, why);
+        return 0;
+    }
+
+    /* Data: doubles that are exact small integers, or bytes; what matters
+     * for --check is that every byte depends on sender and position. */
+    if (r->type_double) {
+        double *d = (double *)b->sb;
+        for (int64_t k = 0; k < smax; k++)
+            d[k] = (double)rank * 1048576.0 + (double)k;
+    } else {
+        for (size_t k = 0; k < sbytes; k++)
+            b->sb[k] = (char)((k * 131u + (size_t)rank * 7919u + (k >> 8)) & 0xff);
+    }
+
+    int64_t stot, rtot;
+    set_counts(&l, b, 0, &stot, &rtot);
+    if (r->check) {
+        int failed = check_size(r, pat, size, b, rtot, comm);
+        if (failed)
+            return failed;
+    }
+
+    double *t = malloc(sizeof(double) * (size_t)na * (size_t)r->iters);
+    int *err = calloc((size_t)na, sizeof(int));
+    char (*msg)[256] = calloc((size_t)na, sizeof *msg);
+    uint64_t *temp = calloc((size_t)na, sizeof(uint64_t));
+    for (long it = 0; it < nit; it++) {
+        if (ncount > 1)
+            set_counts(&l, b, it, &stot, &rtot);
+        for (int k = 0; k < na; k++) {
+            int a = (int)((k + it) % na); /* rotate who goes first */
+            MPI_Barrier(comm);
+            double t0 = MPI_Wtime();
+            int rc = call(r, r->algos[a], b, b->rb, comm);
+            double dt = MPI_Wtime() - t0;
+            if (rc != MPI_SUCCESS && !err[a]) {
+                char e[MPI_MAX_ERROR_STRING];
+                int len;
+                xchg_error_string(rc, e, &len);
+                snprintf(msg[a], sizeof msg[a], "%s", e);
+                err[a] = 1;
+            }
+            xchg_stats st;
+            if (xchg_get_stats(comm, &st) == MPI_SUCCESS) {
+                if (st.temp_bytes > temp[a])
+                    temp[a] = st.temp_bytes;
+                if (rank == 0)
+                    snprintf(row[a].ran, sizeof row[a].ran, "%s", bench_algo_label(st.algo));
+            }
+            if (it >= r->warmup)
+                t[(size_t)a * r->iters + (size_t)(it - r->warmup)] = dt;
+        }
+    }
+    /* Slowest rank per iteration, most memory over ranks, agreed errors. */
+    double *tmax = rank == 0 ? malloc(sizeof(double) * (size_t)na * (size_t)r->iters) : NULL;
+    MPI_Reduce(t, tmax, na * r->iters, MPI_DOUBLE, MPI_MAX, 0, comm);
+    uint64_t *tempmax = calloc((size_t)na, sizeof(uint64_t));
+    MPI_Reduce(temp, tempmax, na, MPI_UINT64_T, MPI_MAX, 0, comm);
+    for (int a = 0; a < na; a++) {
+        bench_result *x = &row[a];
+        if (agree_failure(err[a], msg[a], x->error, sizeof x->error, comm)) {
+            x->status = ST_ERROR;
+            if (rank == 0)
+                fprintf(stderr, "xchg-bench: %s %s %" PRId64 " B: %s\n",
+                        bench_algo_label(r->algos[a]), bench_pattern_name(pat), size, x->error);
+        }
+        if (rank != 0)
+            continue;
+        x->temp_bytes = tempmax[a];
+        x->times = malloc(sizeof(double) * (size_t)r->iters);
+        memcpy(x->times, tmax + (size_t)a * r->iters, sizeof(double) * (size_t)r->iters);
+        double *s = malloc(sizeof(double) * (size_t)r->iters), sumt = 0;
+        memcpy(s, x->times, sizeof(double) * (size_t)r->iters);
+        qsort(s, (size_t)r->iters, sizeof(double), cmp_double);
+        for (int i = 0; i < r->iters; i++)
+            sumt += s[i];
+        x->min = s[0];
+        x->max = s[r->iters - 1];
+        x->median = r->iters % 2 ? s[r->iters / 2]
+                                 : 0.5 * (s[r->iters / 2 - 1] + s[r->iters / 2]);
+        x->mean = sumt / r->iters;
+        free(s);
+    }
+    free(t);
+    free(tmax);
+    free(err);
+    free(msg);
+    free(temp);
+    free(tempmax);
+    return 0;
+}
+
+/* ---- main ------------------------------------------------------------------ */
+
+static int finish(MPI_Comm *comm, int code)
+{
+    MPI_Comm_free(comm);
+    MPI_Finalize();
+    return code;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(comm, &rank);
+
+    static bench_run run;
+    bench_run *r = &run;
+    MPI_Comm_size(comm, &r->P);
+    r->base.seed = 1;
+    r->base.density = 0.25;
+    r->base.zipf_s = 1.0;
+    r->base.hot = 1;
+    r->base.hot_fraction = 0.8;
+    r->size_min = 16;
+    r->size_max = 65536;
+    r->iters = 20;
+    r->warmup = 3;
+
+    int act = parse_args(argc, argv, r);
+    if (act < 0) {
+        if (rank == 0)
+            fprintf(stderr, "xchg-bench: %s (xchg-bench --help for usage)\n", opt_error);
+        return finish(&comm, 2);
+    }
+    if (act == ACT_HELP) {
+        if (rank == 0)
+            fputs(usage, stdout);
+        return finish(&comm, 0);
+    }
+    if (act == ACT_LIST) {
+        if (rank == 0)
+            for (int i = 0; i < xchg_algo_count(); i++)
+                printf("%s\n", bench_algo_label(xchg_algo_at(i)));
+        return finish(&comm, 0);
+    }
+
+    int len;
+    MPI_Get_library_version(r->mpi_library, &len);
+    MPI_Get_version(&r->mpi_version, &r->mpi_subversion);
+    MPI_Get_processor_name(r->host, &len);
+    time_t now = time(NULL);
+    strftime(r->date, sizeof r->date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+
+    /* Output files must be writable before an hour of measuring. */
+    int files_ok = 1;
+    if (rank == 0) {
+        const char *paths[2] = {r->csv, r->json};
+        for (int k = 0; k < 2; k++) {
+            if (!paths[k])
+                continue;
+            FILE *f = fopen(paths[k], "a");
+            if (!f) {
+                fprintf(stderr, "xchg-bench: cannot write '%s': %s\n", paths[k], strerror(errno));
+                files_ok = 0;
+            } else {
+                fclose(f);
+            }
+        }
+    }
+    MPI_Bcast(&files_ok, 1, MPI_INT, 0, comm);
+    if (!files_ok)
+        return finish(&comm, 1);
+
+    int nsizes = 0;
+    for (int64_t s = r->size_min; s <= r->size_max; s *= 2)
+        nsizes++;
+    int nres = r->npatterns * nsizes * r->nalgos;
+    bench_result *res = calloc((size_t)nres, sizeof *res);
+    bufs b = {0};
+    size_t P = (size_t)r->P;
+    b.sc = malloc(sizeof(int) * P);
+    b.sd = malloc(sizeof(int) * P);
+    b.rc = malloc(sizeof(int) * P);
+    b.rd = malloc(sizeof(int) * P);
+    b.row = malloc(sizeof(int64_t) * P);
+    b.col = malloc(sizeof(int64_t) * P);
+
+    double start = MPI_Wtime();
+    int progress = !r->quiet && rank == 0;
+    int failed = 0, n = 0;
+    for (int p = 0; p < r->npatterns && !failed; p++) {
+        if (rank == 0) {
+            if (p > 0)
+                printf("\n");
+            report_table_header(stdout, r, r->patterns[p]);
+        }
+        for (int64_t s = r->size_min; s <= r->size_max && !failed; s *= 2) {
+            bench_result *row = &res[n];
+            failed = run_size(r, r->patterns[p], s, row, &b, comm);
+            if (failed)
+                break;
+            n += r->nalgos;
+            if (rank == 0)
+                report_table_row(stdout, r, row);
+            double el = MPI_Wtime() - start;
+            /* only long sweeps, and never on stdout */
+            if (progress && (isatty(2) || el > 2.0))
+                fprintf(stderr, "xchg-bench: %s %" PRId64 " B done, %.1f s\n",
+                        bench_pattern_name(r->patterns[p]), s, el);
+        }
+    }
+    int code = 0;
+    if (failed) {
+        if (rank == 0)
+            fprintf(stderr, "xchg-bench: --check failed for %d algorithm(s); no timing done\n",
+                    failed);
+        code = 1;
+    } else if (rank == 0) {
+        if (r->csv && report_csv(r->csv, r, res, n)) {
+            fprintf(stderr, "xchg-bench: cannot write '%s'\n", r->csv);
+            code = 1;
+        }
+        if (r->json && report_json(r->json, r, res, n)) {
+            fprintf(stderr, "xchg-bench: cannot write '%s'\n", r->json);
+            code = 1;
+        }
+    }
+    MPI_Bcast(&code, 1, MPI_INT, 0, comm);
+    for (int k = 0; k < nres; k++)
+        free(res[k].times);
+    free(res);
+    free(b.sb);
+    free(b.rb);
+    free(b.ref);
+    free(b.sc);
+    free(b.sd);
+    free(b.rc);
+    free(b.rd);
+    free(b.row);
+    free(b.col);
+    return finish(&comm, code);
+}
