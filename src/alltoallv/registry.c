@@ -15,6 +15,10 @@ int xchg_alltoallv_vendor(xchg_call *c);
 int xchg_alltoallv_linear(xchg_call *c);
 int xchg_alltoallv_pairwise(xchg_call *c);
 int xchg_alltoallv_scattered(xchg_call *c);
+int xchg_alltoallv_padded_alltoall(xchg_call *c);
+int xchg_alltoallv_bruck_padded(xchg_call *c);
+int xchg_alltoallv_bruck_twophase(xchg_call *c);
+int xchg_alltoallv_bruck_radix(xchg_call *c);
 
 static const xchg_algo_info registry[] = {
     {XCHG_ALGO_VENDOR, "vendor", xchg_alltoallv_vendor,
@@ -25,6 +29,14 @@ static const xchg_algo_info registry[] = {
      "one partner per step: large messages, where contention matters more than latency"},
     {XCHG_ALGO_SCATTERED, "scattered", xchg_alltoallv_scattered,
      "linear with at most XCHG_THROTTLE requests in flight: large P with medium messages"},
+    {XCHG_ALGO_PADDED_ALLTOALL, "padded_alltoall", xchg_alltoallv_padded_alltoall,
+     "blocks padded to the global largest, one MPI_Alltoall: small, nearly uniform blocks"},
+    {XCHG_ALGO_BRUCK_PADDED, "bruck_padded", xchg_alltoallv_bruck_padded,
+     "Bruck on padded blocks, log2 P steps: tiny, nearly uniform blocks at large P"},
+    {XCHG_ALGO_BRUCK_TWOPHASE, "bruck_twophase", xchg_alltoallv_bruck_twophase,
+     "Bruck with sizes sent ahead, no padding: small irregular blocks at large P"},
+    {XCHG_ALGO_BRUCK_RADIX, "bruck_radix", xchg_alltoallv_bruck_radix,
+     "two-phase Bruck in base r (XCHG_BRUCK_RADIX): small blocks when log2 P rounds are too many"},
 };
 
 enum { REGISTRY_N = (int)(sizeof registry / sizeof registry[0]) };

@@ -1,0 +1,364 @@
+/*
+ * bruck_common.c - helpers of the padded and Bruck algorithms, and the
+ * two-phase Bruck engine that bruck_twophase (radix 2) and bruck_radix
+ * (radix r) both run. See bruck_common.h for the slot numbering.
+ */
+#include "bruck_common.h"
+
+#include <stdint.h>
+#include <string.h>
+
+/* Largest message piece: whole chunks travel as one derived type, so no
+ * MPI count ever exceeds INT_MAX. Overridable to test the split. */
+#ifndef XCHG_BRUCK_CHUNK
+#define XCHG_BRUCK_CHUNK ((size_t)1 << 30)
+#endif
+
+/* Target of zero-count receives that drain a message we cannot store. */
+static char bruck_sink[1];
+
+int xchg_bruck_max_moving(int P, int radix)
+{
+    int most = 0;
+    for (long long w = 1; w < P; w *= radix)
+        for (int v = 1; v < radix && v * w < P; v++) {
+            int n = 0;
+            for (int i = 1; i < P; i++)
+                n += xchg_bruck_digit(i, radix, (int)w) == v;
+            if (n > most)
+                most = n;
+        }
+    return most;
+}
+
+size_t xchg_bruck_send_bytes(const xchg_call *c, int peer)
+{
+    return (size_t)c->sendcounts[peer] * (size_t)c->st.size;
+}
+
+size_t xchg_bruck_recv_bytes(const xchg_call *c, int peer)
+{
+    return (size_t)c->recvcounts[peer] * (size_t)c->rt.size;
+}
+
+int xchg_bruck_pack_for(const xchg_call *c, int peer, void *out)
+{
+    return xchg_pack_block(c->sendbuf, c->sdispls[peer], c->sendcounts[peer], &c->st, out);
+}
+
+int xchg_bruck_unpack_from(const xchg_call *c, int peer, const void *in, size_t bytes,
+                           const char *who)
+{
+    size_t cap = xchg_bruck_recv_bytes(c, peer);
+    if (bytes > cap)
+        return xchg_error_code(MPI_ERR_TRUNCATE, "%s: rank %d receives %zu bytes from rank "
+                               "%d but recvcounts[%d] holds only %zu", who, c->rank, bytes,
+                               peer, peer, cap);
+    if (bytes == 0)
+        return MPI_SUCCESS;
+    if (bytes % (size_t)c->rt.size)
+        return xchg_error_code(MPI_ERR_TYPE, "%s: rank %d receives %zu bytes from rank %d, "
+                               "not a whole number of recvtype elements (%d bytes): the "
+                               "type signatures do not match", who, c->rank, bytes, peer,
+                               c->rt.size);
+    return xchg_unpack_block(in, c->recvbuf, c->rdispls[peer],
+                             (int)(bytes / (size_t)c->rt.size), &c->rt);
+}
+
+int xchg_bruck_post(void *buf, size_t bytes, int peer, int is_send, MPI_Comm comm,
+                    MPI_Request *req, int *n)
+{
+    const size_t q = bytes / XCHG_BRUCK_CHUNK, rem = bytes % XCHG_BRUCK_CHUNK;
+    int err = MPI_SUCCESS;
+    /* A receive without a buffer drains: zero counts, truncated on purpose. */
+    int drain = !is_send && !buf;
+    if (q) {
+        MPI_Datatype chunk;
+        err = MPI_Type_contiguous((int)XCHG_BRUCK_CHUNK, MPI_BYTE, &chunk);
+        if (err == MPI_SUCCESS)
+            err = MPI_Type_commit(&chunk);
+        if (err != MPI_SUCCESS)
+            return err;
+        if (is_send)
+            err = MPI_Isend(buf, (int)q, chunk, peer, XCHG_TAG_BRUCK, comm, &req[(*n)++]);
+        else
+            err = MPI_Irecv(drain ? bruck_sink : buf, drain ? 0 : (int)q, chunk, peer,
+                            XCHG_TAG_BRUCK, comm, &req[(*n)++]);
+        MPI_Type_free(&chunk); /* pending operations keep it alive */
+        if (err != MPI_SUCCESS)
+            return err;
+    }
+    if (rem) {
+        char *p = drain ? bruck_sink : (char *)buf + q * XCHG_BRUCK_CHUNK;
+        if (is_send)
+            err = MPI_Isend(p, (int)rem, MPI_BYTE, peer, XCHG_TAG_BRUCK, comm, &req[(*n)++]);
+        else
+            err = MPI_Irecv(p, drain ? 0 : (int)rem, MPI_BYTE, peer, XCHG_TAG_BRUCK, comm,
+                            &req[(*n)++]);
+    }
+    return err;
+}
+
+int xchg_padded_agree(xchg_call *c, size_t per_block, size_t extra, const char *who,
+                      size_t *B)
+{
+    uint64_t local = 0;
+    for (int j = 0; j < c->size; j++) {
+        size_t b = xchg_bruck_send_bytes(c, j);
+        if (b > local)
+            local = b;
+    }
+    size_t avail = c->temp_cur < c->temp_limit ? c->temp_limit - c->temp_cur : 0;
+    /* MAX of (UINT64_MAX - budget) is the smallest budget of all ranks. */
+    uint64_t mine[2] = {local, UINT64_MAX - (uint64_t)avail}, all[2];
+    int err = MPI_Allreduce(mine, all, 2, MPI_UINT64_T, MPI_MAX, c->comm);
+    if (err != MPI_SUCCESS)
+        return err;
+    uint64_t budget = UINT64_MAX - all[1];
+    *B = (size_t)all[0];
+    if (all[0] > (SIZE_MAX - extra) / per_block || per_block * all[0] + extra > budget)
+        return xchg_error_code(MPI_ERR_NO_MEM, "%s: padding all blocks to the largest "
+                               "(%llu bytes) needs %llu x %llu + %zu temporary bytes per rank, "
+                               "over the %llu bytes left under XCHG_MAX_TEMP_BYTES on some "
+                               "rank (all ranks refuse; use a non-padded algorithm or raise "
+                               "the limit)", who, (unsigned long long)all[0],
+                               (unsigned long long)per_block, (unsigned long long)all[0],
+                               extra, (unsigned long long)budget);
+    return MPI_SUCCESS;
+}
+
+/*
+ * The two-phase Bruck engine.
+ *
+ * Slot i's bytes live at store+off[i] (sz[i] bytes); store is one buffer.
+ * A round (weight w) has one exchange per digit value v = 1..r-1 with
+ * v*w < P: the slots whose digit is v go to me+v*w and come from me-v*w.
+ * Phase 1 sends their sizes, phase 2 their bytes, packed in slot order, so
+ * both ends know the layout without any global maximum. The received bytes
+ * land directly in a new store after the slots that stay, which are copied
+ * there while the messages fly.
+ *
+ * Running out of temporary memory must not hang the other ranks, which are
+ * already waiting for our messages. So a rank that fails an allocation keeps
+ * taking part: it announces empty blocks from then on, drains what arrives
+ * (zero-count receives), and marks the first word of every size message
+ * with 1 + its rank. That mark travels along every later path, so exactly
+ * the ranks whose data may have passed through the failure learn of it and
+ * return MPI_ERR_NO_MEM; the others finish normally.
+ */
+int xchg_bruck_twophase_run(xchg_call *c, int r, const char *who)
+{
+    const int P = c->size, me = c->rank;
+    int err = MPI_SUCCESS, lost = 0;      /* lost: 1 + a failed rank, or 0 */
+
+    /* Metadata: its size depends on P and r only. */
+    const size_t nreq = 4 * (size_t)r;
+    size_t mbytes = (size_t)P * (sizeof(size_t) + sizeof(int64_t)) +
+                    2 * ((size_t)P + (size_t)r) * sizeof(int64_t) +
+                    5 * (size_t)r * sizeof(size_t) + nreq * sizeof(MPI_Request);
+    char *meta = xchg_temp_alloc(c, mbytes, "two-phase Bruck: block size tables", &err);
+    if (!meta)
+        return err;
+    size_t *off = (size_t *)meta;
+    int64_t *sz = (int64_t *)(off + P);
+    int64_t *smeta = sz + P, *rmeta = smeta + P + r;
+    size_t *cnt = (size_t *)(rmeta + P + r), *mpos = cnt + r, *sb = mpos + r,
+           *rb = sb + r, *pos = rb + r;
+    MPI_Request *req = (MPI_Request *)(pos + r);
+
+    /* Rotation: slot i is the block for me+i, all packed in slot order. */
+    size_t total = 0;
+    for (int i = 0; i < P; i++) {
+        off[i] = total;
+        sz[i] = (int64_t)xchg_bruck_send_bytes(c, (me + i) % P);
+        total += (size_t)sz[i];
+    }
+    size_t store_bytes = total;
+    int lerr = MPI_SUCCESS;
+    char *store = xchg_temp_alloc(c, store_bytes, "two-phase Bruck: packed send blocks", &lerr);
+    for (int i = 0; store && i < P && lerr == MPI_SUCCESS; i++)
+        lerr = xchg_bruck_pack_for(c, (me + i) % P, store + off[i]);
+    if (lerr != MPI_SUCCESS) {
+        /* cannot pack (memory, or MPI_Pack failed): take part empty-handed */
+        err = lerr;
+        lost = me + 1;
+        xchg_temp_free(c, store, store_bytes);
+        store = NULL;
+        store_bytes = 0;
+        for (int i = 0; i < P; i++)
+            sz[i] = 0, off[i] = 0;
+    }
+
+    for (long long w = 1; w < P; w *= r) {
+        const int W = (int)w;
+        int nv = 0;
+        while (nv + 1 < r && (long long)(nv + 1) * w < P)
+            nv++;
+        /* Pass 1: how many slots and bytes each exchange moves. */
+        for (int v = 0; v <= nv; v++)
+            cnt[v] = sb[v] = 0;
+        size_t kept = 0;
+        for (int i = 0; i < P; i++) {
+            int v = xchg_bruck_digit(i, r, W);
+            if (v) {
+                cnt[v]++;
+                sb[v] += (size_t)sz[i];
+            } else {
+                kept += (size_t)sz[i];
+            }
+        }
+        size_t mp = 0, sbytes = 0;
+        for (int v = 1; v <= nv; v++) {
+            mpos[v] = mp;
+            mp += cnt[v] + 1;
+            pos[v] = sbytes;
+            sbytes += sb[v];
+        }
+        /* Pass 2: pack the moving slots, sizes into smeta, bytes into sendtmp. */
+        int aerr = MPI_SUCCESS;
+        char *sendtmp = xchg_temp_alloc(c, sbytes, "two-phase Bruck: outgoing blocks", &aerr);
+        if (!sendtmp) {
+            if (err == MPI_SUCCESS)
+                err = aerr;
+            lost = lost ? lost : me + 1;
+            for (int i = 0; i < P; i++)
+                sz[i] = 0;
+            for (int v = 1; v <= nv; v++)
+                sb[v] = pos[v] = 0;
+            kept = 0;
+        }
+        for (int v = 1; v <= nv; v++) {
+            smeta[mpos[v]] = lost;
+            cnt[v] = 0; /* refilled below to the same value */
+        }
+        for (int i = 1; i < P; i++) {
+            int v = xchg_bruck_digit(i, r, W);
+            if (!v)
+                continue;
+            smeta[mpos[v] + 1 + cnt[v]++] = sz[i];
+            if (sz[i]) {
+                memcpy(sendtmp + pos[v], store + off[i], (size_t)sz[i]);
+                pos[v] += (size_t)sz[i];
+            }
+        }
+        /* Phase 1: sizes (and the loss mark). */
+        int n = 0;
+        for (int v = 1; v <= nv && err == MPI_SUCCESS; v++) {
+            int src = (int)(((long long)me - v * w % P + P) % P);
+            err = MPI_Irecv(rmeta + mpos[v], (int)cnt[v] + 1, MPI_INT64_T, src, XCHG_TAG_BRUCK,
+                            c->comm, &req[n++]);
+        }
+        for (int v = 1; v <= nv && err == MPI_SUCCESS; v++) {
+            int dst = (int)((me + v * w) % P);
+            err = MPI_Isend(smeta + mpos[v], (int)cnt[v] + 1, MPI_INT64_T, dst, XCHG_TAG_BRUCK,
+                            c->comm, &req[n++]);
+        }
+        int werr = MPI_Waitall(n, req, MPI_STATUSES_IGNORE);
+        if (err == MPI_SUCCESS)
+            err = werr;
+        if (err != MPI_SUCCESS && !lost) {
+            /* an MPI failure: nothing sensible can follow */
+            xchg_temp_free(c, sendtmp, sbytes);
+            break;
+        }
+
+        size_t rbytes = 0;
+        for (int v = 1; v <= nv; v++) {
+            rb[v] = 0;
+            if (rmeta[mpos[v]] > lost)
+                lost = (int)rmeta[mpos[v]];
+            for (size_t k = 0; k < cnt[v]; k++)
+                rb[v] += (size_t)rmeta[mpos[v] + 1 + k];
+            rbytes += rb[v];
+        }
+        /* Phase 2: the bytes, into a new store after the slots that stay. */
+        size_t new_bytes = kept + rbytes;
+        char *nstore = NULL;
+        if (sendtmp || sbytes == 0)
+            nstore = xchg_temp_alloc(c, new_bytes, "two-phase Bruck: blocks held", &aerr);
+        int drop = !nstore;
+        if (drop && sendtmp) {
+            if (err == MPI_SUCCESS)
+                err = aerr;
+            lost = lost ? lost : me + 1;
+        }
+        n = 0;
+        int perr = MPI_SUCCESS;
+        size_t rp = kept;
+        for (int v = 1; v <= nv && perr == MPI_SUCCESS; v++) {
+            int src = (int)(((long long)me - v * w % P + P) % P);
+            if (rb[v])
+                perr = xchg_bruck_post(drop ? NULL : nstore + rp, rb[v], src, 0, c->comm,
+                                       req, &n);
+            rp += rb[v];
+        }
+        size_t sp = 0;
+        for (int v = 1; v <= nv && perr == MPI_SUCCESS; v++) {
+            int dst = (int)((me + v * w) % P);
+            if (sb[v])
+                perr = xchg_bruck_post(sendtmp + sp, sb[v], dst, 1, c->comm, req, &n);
+            sp += sb[v];
+        }
+        /* The slots that stay move to the new store meanwhile. */
+        size_t kp = 0;
+        for (int i = 0; i < P; i++) {
+            if (xchg_bruck_digit(i, r, W))
+                continue;
+            if (drop) {
+                sz[i] = 0;
+                continue;
+            }
+            if (sz[i])
+                memcpy(nstore + kp, store + off[i], (size_t)sz[i]);
+            off[i] = kp;
+            kp += (size_t)sz[i];
+        }
+        werr = MPI_Waitall(n, req, MPI_STATUSES_IGNORE);
+        if (!drop && perr == MPI_SUCCESS)
+            perr = werr; /* a draining receive truncates on purpose */
+        if (err == MPI_SUCCESS)
+            err = perr;
+        /* Received slots, in the sender's slot order. */
+        for (int v = 1; v <= nv; v++)
+            cnt[v] = 0;
+        rp = kept;
+        for (int v = 1; v <= nv; v++) {
+            pos[v] = rp;
+            rp += rb[v];
+        }
+        for (int i = 1; i < P; i++) {
+            int v = xchg_bruck_digit(i, r, W);
+            if (!v)
+                continue;
+            int64_t s = rmeta[mpos[v] + 1 + cnt[v]++];
+            sz[i] = drop ? 0 : s;
+            off[i] = drop ? 0 : pos[v];
+            if (!drop)
+                pos[v] += (size_t)s;
+        }
+        xchg_temp_free(c, sendtmp, sbytes);
+        xchg_temp_free(c, store, store_bytes);
+        store = nstore;
+        store_bytes = drop ? 0 : new_bytes;
+        if (perr != MPI_SUCCESS && !lost)
+            break; /* an MPI failure */
+    }
+
+    if (lost) {
+        if (err == MPI_SUCCESS)
+            err = xchg_error_code(MPI_ERR_NO_MEM, "%s: rank %d ran out of temporary memory "
+                                  "(XCHG_MAX_TEMP_BYTES) during the exchange, so blocks for "
+                                  "rank %d may be missing", who, lost - 1, me);
+    } else if (err == MPI_SUCCESS) {
+        /* Inverse rotation: slot i came from me-i. */
+        for (int i = 0; i < P; i++) {
+            int uerr = xchg_bruck_unpack_from(c, (me - i + P) % P, store + off[i],
+                                              (size_t)sz[i], who);
+            if (err == MPI_SUCCESS)
+                err = uerr; /* the first error; the other blocks are still delivered */
+        }
+    }
+    xchg_temp_free(c, store, store_bytes);
+    xchg_temp_free(c, meta, mbytes);
+    return err;
+}

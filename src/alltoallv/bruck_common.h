@@ -1,0 +1,57 @@
+/*
+ * bruck_common.h - what the padded and Bruck alltoallv algorithms share
+ * (internal to src/alltoallv/).
+ *
+ * Bruck numbering: at rank `me`, slot i (0 <= i < P) starts with the block
+ * for rank (me+i)%P (the "rotation"); a block only ever moves forward by
+ * the weight of one digit of its slot index, and keeps its slot index, so
+ * after the last round slot i holds the block *from* rank (me-i+P)%P (the
+ * "inverse rotation"). Slot 0 (the block to self) never moves.
+ */
+#ifndef XCHG_BRUCK_COMMON_H
+#define XCHG_BRUCK_COMMON_H
+
+#include "xchg_internal.h"
+
+/* Digit of slot i at weight w (a power of the radix): which exchange of the
+ * round moves it (0: it stays). The same on every rank. */
+static inline int xchg_bruck_digit(int i, int radix, int w)
+{
+    return (i / w) % radix;
+}
+
+/* Most slots of [1, P) that share one nonzero digit at any weight of the
+ * given radix: sizes the per-exchange buffers of the padded Bruck. */
+int xchg_bruck_max_moving(int P, int radix);
+
+/* Packed bytes of this rank's block for `peer`, packing it into out, and
+ * unpacking `bytes` bytes received from `peer` (MPI_ERR_TRUNCATE, buffer
+ * untouched, when recvcounts[peer] cannot hold them; `who` names the
+ * algorithm in the message). */
+size_t xchg_bruck_send_bytes(const xchg_call *c, int peer);
+size_t xchg_bruck_recv_bytes(const xchg_call *c, int peer);
+int xchg_bruck_pack_for(const xchg_call *c, int peer, void *out);
+int xchg_bruck_unpack_from(const xchg_call *c, int peer, const void *in, size_t bytes,
+                           const char *who);
+
+/* Posts a nonblocking send (is_send) or receive of `bytes` bytes with
+ * XCHG_TAG_BRUCK: at most two messages (whole chunks as one derived type, then
+ * the rest), split identically on both sides from the byte count alone, so
+ * counts beyond INT_MAX work. Appends the requests to req[*n]. */
+int xchg_bruck_post(void *buf, size_t bytes, int peer, int is_send, MPI_Comm comm,
+                    MPI_Request *req, int *n);
+
+/* The padded algorithms' collective agreement: one MPI_Allreduce(MAX) of the
+ * largest packed send block and of the tightest temporary-memory budget.
+ * Returns in *B the global largest block. If `per_block` x *B plus `extra`
+ * bytes exceed any rank's budget (XCHG_MAX_TEMP_BYTES less what it already
+ * holds), every rank returns MPI_ERR_NO_MEM, before any data moves. */
+int xchg_padded_agree(xchg_call *c, size_t per_block, size_t extra, const char *who,
+                      size_t *B);
+
+/* The two-phase (non-padded) Bruck with radix r (2 <= r <= P): ceil(log_r P)
+ * rounds; in each, up to r-1 concurrent exchanges first of the sizes of
+ * the blocks about to move, then of exactly their bytes. */
+int xchg_bruck_twophase_run(xchg_call *c, int radix, const char *who);
+
+#endif

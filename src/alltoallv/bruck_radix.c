@@ -1,0 +1,38 @@
+/*
+ * bruck_radix.c - "bruck_radix": the two-phase Bruck with radix r.
+ *
+ * Slot indices are written in base r. Round d (weight r^d) has up to r-1
+ * concurrent exchanges: the slots whose digit d is v (1 <= v < r) go to
+ * rank+v*r^d and come from rank-v*r^d, sizes first, then exactly their
+ * bytes (engine in bruck_common.c, shared with bruck_twophase). r = 2 is
+ * bruck_twophase; r = P is one round of P-1 messages, the spread-out
+ * algorithm with a size pre-exchange.
+ *
+ * r comes from XCHG_BRUCK_RADIX, clamped to [2, P]; unset, 0 or not a number,
+ * the default is ceil(sqrt(P)): two rounds (4 latencies) at any P, each
+ * byte forwarded at most twice, and about 2 sqrt(P) messages per rank
+ * instead of P. Every rank must see the same XCHG_BRUCK_RADIX, as with
+ * every xchg setting; the choice depends on nothing else but P.
+ *
+ * Cost: D = ceil(log_r P) rounds of 2 latencies each, (r-1) D messages of
+ * each kind, each byte forwarded up to D times (on average D(r-1)/r).
+ * Wins for small messages at large P when log2 P rounds are too many and
+ * P messages too many. Memory: as bruck_twophase, plus O(r) requests.
+ */
+#include "bruck_common.h"
+
+#include <limits.h>
+
+int xchg_alltoallv_bruck_radix(xchg_call *c)
+{
+    const int P = c->size;
+    int r = 2;
+    while ((long)r * r < P)
+        r++;
+    long env = xchg_env_long("XCHG_BRUCK_RADIX", 0, LONG_MIN, LONG_MAX);
+    if (env != 0) /* 0: unset or not a number */
+        r = env < 2 ? 2 : env > P ? P : (int)env;
+    if (r > P)
+        r = P < 2 ? 2 : P; /* P = 1: no round runs */
+    return xchg_bruck_twophase_run(c, r, "bruck_radix");
+}
