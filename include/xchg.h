@@ -96,7 +96,8 @@ XCHG_API int xchg_error_string(int code, char *string, int *resultlen);
 
 /* What the last xchg call on a communicator did, on this rank. */
 typedef struct xchg_stats {
-    xchg_algo algo;          /* the algorithm that ran ("auto" resolved) */
+    xchg_algo algo;          /* the algorithm that ran ("auto" resolved);
+                                XCHG_ALGO_INVALID after a sparse exchange */
     size_t temp_bytes;       /* temporary memory it allocated on this rank */
     unsigned long calls;     /* xchg calls made on this communicator so far */
 } xchg_stats;
@@ -104,6 +105,99 @@ typedef struct xchg_stats {
 /* Fills *stats for the calling rank. Not collective. A communicator xchg has
  * never used gives algo XCHG_ALGO_INVALID, temp_bytes 0, calls 0. */
 XCHG_API int xchg_get_stats(MPI_Comm comm, xchg_stats *stats);
+
+/*
+ * Dynamic sparse data exchange.
+ *
+ * Each rank knows only whom it sends to: ndest destinations, each with a
+ * count and a displacement (in extents of `type`, as in MPI_Alltoallv) into
+ * one send buffer. Receivers learn who sent to them and how much. The call
+ * is collective over comm: every rank calls it, with ndest = 0 if it sends
+ * nothing.
+ *
+ * Rules on the input, checked before any communication:
+ *   - dests[i] in [0, size of comm), else MPI_ERR_RANK;
+ *   - each destination at most once, else MPI_ERR_ARG naming both entries;
+ *   - sendcounts[i] >= 0, else MPI_ERR_COUNT;
+ *   - a send to self is allowed and is delivered like any other message;
+ *   - an entry with sendcounts[i] == 0 sends nothing: the receiver sees no
+ *     message from this rank (it cannot tell it from "not a destination",
+ *     exactly as with MPI_Alltoall of counts + MPI_Alltoallv).
+ * Every rank must pass datatypes of the same type signature per element.
+ * A datatype of size 0 is allowed: the receiver still gets each message
+ * with its count.
+ *
+ * Results come one of two ways:
+ *   (a) a callback per received message, called on the receiving rank
+ *       during the exchange, in arrival order (unspecified);
+ *   (b) a packed result (xchg_sparse_result) sorted by source.
+ */
+typedef enum xchg_sparse_algo {
+    XCHG_SPARSE_INVALID = -1, /* returned for an unknown name */
+    XCHG_SPARSE_AUTO = 0,     /* "auto": the library chooses */
+    XCHG_SPARSE_PEX = 1,      /* "pex": MPI_Alltoall of counts, then point-to-point */
+    XCHG_SPARSE_RSX = 2,      /* "rsx": MPI_Reduce_scatter_block census, then Probe/Recv */
+    XCHG_SPARSE_NBX = 3,      /* "nbx": Issend, Iprobe, nonblocking barrier (Hoefler 2010) */
+    XCHG_SPARSE_RMA = 4       /* "rma": counts by MPI_Put into a window, then point-to-point */
+} xchg_sparse_algo;
+
+/* Called once per received message: `count` elements of the datatype from
+ * rank `source` of comm. `data` addresses them as MPI would (element i at
+ * data + i * extent; for a contiguous type, simply the values). It points
+ * into the library's (or, for a self-send, the caller's send) buffer and is
+ * valid only during the call: copy what you keep. The callback must not
+ * call xchg or communicate on comm. A nonzero return makes the exchange
+ * return MPI_ERR_OTHER after it completes (it still completes, since other
+ * ranks depend on it) and no further callbacks are made on this rank. */
+typedef int (*xchg_sparse_recv_fn)(int source, int count, const void *data, void *ctx);
+
+/* The packed result of a sparse exchange, owned by the caller after the
+ * call and released with xchg_sparse_result_free. Sorted by source. */
+typedef struct xchg_sparse_result {
+    int nsources;   /* messages received (zero-count entries are never sent) */
+    int *sources;   /* the nsources sending ranks, ascending */
+    int *counts;    /* counts[i] elements came from sources[i] */
+    int *displs;    /* ... starting at element displs[i] of recvbuf (extents of the
+                       datatype), in source order with no gaps */
+    void *recvbuf;  /* all received data, addressed as MPI would address
+                       sum(counts) elements of the datatype (NULL if none) */
+    void *mem_;     /* the library's: the allocation behind recvbuf */
+} xchg_sparse_result;
+
+/* Exchange with a callback per received message. The algorithm is chosen
+ * automatically, identically on every rank, unless the environment variable
+ * XCHG_SPARSE_ALGO names one (an unknown name is an MPI_ERR_ARG error). */
+XCHG_API int xchg_sparse_exchange(int ndest, const int dests[], const void *sendbuf,
+                                  const int sendcounts[], const int sdispls[],
+                                  MPI_Datatype type, xchg_sparse_recv_fn fn, void *ctx,
+                                  MPI_Comm comm);
+
+/* Exchange into a packed result (*result is overwritten, not freed first;
+ * on error it is left empty and safe to free). Algorithm as above. */
+XCHG_API int xchg_sparse_exchange_result(int ndest, const int dests[], const void *sendbuf,
+                                         const int sendcounts[], const int sdispls[],
+                                         MPI_Datatype type, xchg_sparse_result *result,
+                                         MPI_Comm comm);
+
+/* Either form with the algorithm forced (XCHG_SPARSE_AUTO lets the library
+ * choose and ignores XCHG_SPARSE_ALGO). Exactly one of fn and result must be
+ * non-NULL. All ranks must pass the same algo. */
+XCHG_API int xchg_sparse_exchange_algo(xchg_sparse_algo algo, int ndest, const int dests[],
+                                       const void *sendbuf, const int sendcounts[],
+                                       const int sdispls[], MPI_Datatype type,
+                                       xchg_sparse_recv_fn fn, void *ctx,
+                                       xchg_sparse_result *result, MPI_Comm comm);
+
+/* Frees what a packed result holds and empties it (NULL or empty: no-op). */
+XCHG_API int xchg_sparse_result_free(xchg_sparse_result *result);
+
+/* Name <-> id of sparse algorithms ("pex", "rsx", "nbx", "rma", "auto"),
+ * as xchg_algo_from_name/xchg_algo_name; and the algorithms of this build,
+ * excluding "auto", for i = 0 .. xchg_sparse_algo_count()-1. */
+XCHG_API xchg_sparse_algo xchg_sparse_algo_from_name(const char *name);
+XCHG_API const char *xchg_sparse_algo_name(xchg_sparse_algo algo);
+XCHG_API int xchg_sparse_algo_count(void);
+XCHG_API xchg_sparse_algo xchg_sparse_algo_at(int i);
 
 #ifdef __cplusplus
 }

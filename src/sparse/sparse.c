@@ -1,0 +1,355 @@
+/*
+ * sparse.c - the public sparse exchange: argument checks (before any
+ * communication, each error naming the argument), the registry of sparse
+ * algorithms, the choice (forced, XCHG_SPARSE_ALGO, or auto), and the
+ * packed result.
+ */
+#include "sparse_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const xchg_sparse_info registry[] = {
+    {XCHG_SPARSE_PEX, "pex", xchg_sparse_pex,
+     "MPI_Alltoall of counts then point-to-point: small P, or dense patterns"},
+    {XCHG_SPARSE_RSX, "rsx", xchg_sparse_rsx,
+     "MPI_Reduce_scatter_block census then Probe/Recv: medium P where the "
+     "reduce_scatter beats an alltoall"},
+    {XCHG_SPARSE_NBX, "nbx", xchg_sparse_nbx,
+     "Issend + Iprobe + nonblocking barrier: large P with few neighbours "
+     "(no P-sized collective)"},
+    {XCHG_SPARSE_RMA, "rma", xchg_sparse_rma,
+     "counts by MPI_Put into a cached window, then point-to-point: where "
+     "one-sided puts and fences are cheap (RDMA networks)"},
+};
+
+enum { REGISTRY_N = (int)(sizeof registry / sizeof registry[0]) };
+
+int xchg_sparse_registry_count(void) { return REGISTRY_N; }
+
+const xchg_sparse_info *xchg_sparse_registry_at(int i)
+{
+    return (i >= 0 && i < REGISTRY_N) ? &registry[i] : NULL;
+}
+
+const xchg_sparse_info *xchg_sparse_registry_find(xchg_sparse_algo id)
+{
+    for (int i = 0; i < REGISTRY_N; i++)
+        if (registry[i].id == id)
+            return &registry[i];
+    return NULL;
+}
+
+const xchg_sparse_info *xchg_sparse_registry_find_name(const char *name)
+{
+    if (!name)
+        return NULL;
+    for (int i = 0; i < REGISTRY_N; i++)
+        if (strcmp(registry[i].name, name) == 0)
+            return &registry[i];
+    return NULL;
+}
+
+xchg_sparse_algo xchg_sparse_algo_from_name(const char *name)
+{
+    if (name && strcmp(name, "auto") == 0)
+        return XCHG_SPARSE_AUTO;
+    const xchg_sparse_info *a = xchg_sparse_registry_find_name(name);
+    return a ? a->id : XCHG_SPARSE_INVALID;
+}
+
+const char *xchg_sparse_algo_name(xchg_sparse_algo algo)
+{
+    if (algo == XCHG_SPARSE_AUTO)
+        return "auto";
+    const xchg_sparse_info *a = xchg_sparse_registry_find(algo);
+    return a ? a->name : NULL;
+}
+
+int xchg_sparse_algo_count(void) { return REGISTRY_N; }
+
+xchg_sparse_algo xchg_sparse_algo_at(int i)
+{
+    const xchg_sparse_info *a = xchg_sparse_registry_at(i);
+    return a ? a->id : XCHG_SPARSE_INVALID;
+}
+
+/* The automatic choice: from the communicator size only, so every rank
+ * takes the same one. Below 16 ranks an alltoall of counts costs about
+ * what a barrier does; above, NBX avoids the P-sized collective. */
+static xchg_sparse_algo select_sparse(int P)
+{
+    return P < 16 ? XCHG_SPARSE_PEX : XCHG_SPARSE_NBX;
+}
+
+static int check_args(int ndest, const int dests[], const int sendcounts[],
+                      const int sdispls[], MPI_Datatype type, MPI_Comm comm, int *P)
+{
+    int flag = 0;
+    if (comm == MPI_COMM_NULL)
+        return xchg_error_code(MPI_ERR_COMM, "comm is MPI_COMM_NULL");
+    if (MPI_Comm_test_inter(comm, &flag) != MPI_SUCCESS)
+        return xchg_error_code(MPI_ERR_COMM, "comm is not a valid communicator");
+    if (flag)
+        return xchg_error_code(MPI_ERR_COMM, "comm is an intercommunicator, which xchg "
+                               "does not support");
+    MPI_Comm_size(comm, P);
+    if (ndest < 0)
+        return xchg_error_code(MPI_ERR_ARG, "ndest is negative (%d)", ndest);
+    if (type == MPI_DATATYPE_NULL)
+        return xchg_error_code(MPI_ERR_TYPE, "type is MPI_DATATYPE_NULL");
+    if (xchg_type_check_committed(type) != MPI_SUCCESS)
+        return xchg_error_code(MPI_ERR_TYPE, "type is not a committed datatype "
+                               "(call MPI_Type_commit first)");
+    if (ndest == 0)
+        return MPI_SUCCESS;
+    if (!dests)
+        return xchg_error_code(MPI_ERR_ARG, "dests is NULL");
+    if (!sendcounts)
+        return xchg_error_code(MPI_ERR_ARG, "sendcounts is NULL");
+    if (!sdispls)
+        return xchg_error_code(MPI_ERR_ARG, "sdispls is NULL");
+    for (int i = 0; i < ndest; i++) {
+        if (dests[i] < 0 || dests[i] >= *P)
+            return xchg_error_code(MPI_ERR_RANK, "dests[%d] is %d, not a rank of comm "
+                                   "(size %d)", i, dests[i], *P);
+        if (sendcounts[i] < 0)
+            return xchg_error_code(MPI_ERR_COUNT, "sendcounts[%d] is negative (%d)", i,
+                                   sendcounts[i]);
+    }
+    /* Duplicates: first index seen per rank (P ints, freed at once). */
+    int *seen = malloc((size_t)*P * sizeof *seen);
+    if (!seen)
+        return xchg_error_code(MPI_ERR_NO_MEM, "no memory to check dests for duplicates");
+    for (int p = 0; p < *P; p++)
+        seen[p] = -1;
+    int rc = MPI_SUCCESS;
+    for (int i = 0; i < ndest; i++) {
+        if (seen[dests[i]] >= 0) {
+            rc = xchg_error_code(MPI_ERR_ARG, "dests[%d] and dests[%d] are both %d: each "
+                                 "destination may appear only once", seen[dests[i]], i,
+                                 dests[i]);
+            break;
+        }
+        seen[dests[i]] = i;
+    }
+    free(seen);
+    return rc;
+}
+
+static void state_free(void *p)
+{
+    xchg_sparse_state *ss = p;
+    /* Called while the caller frees its communicator (collective), so the
+     * collective MPI_Win_free is allowed here. */
+    xchg_sparse_window_free(ss);
+    free(ss->wincounts);
+    free(ss);
+}
+
+static int state_get(xchg_comm_state *cs, xchg_sparse_state **ss)
+{
+    if (!cs->ext[XCHG_EXT_SPARSE]) {
+        xchg_sparse_state *n = calloc(1, sizeof *n);
+        if (!n)
+            return xchg_error_code(MPI_ERR_NO_MEM, "no memory for sparse exchange state");
+        n->win = MPI_WIN_NULL;
+        cs->ext[XCHG_EXT_SPARSE] = n;
+        cs->ext_free[XCHG_EXT_SPARSE] = state_free;
+    }
+    *ss = cs->ext[XCHG_EXT_SPARSE];
+    return MPI_SUCCESS;
+}
+
+static int cmp_msg(const void *a, const void *b)
+{
+    const xchg_sparse_msg *x = a, *y = b;
+    return (x->source > y->source) - (x->source < y->source);
+}
+
+/* Sorts the kept messages by source and packs them into one buffer. */
+static int build_result(xchg_sparse_call *s, xchg_sparse_result *r)
+{
+    int n = s->nmsgs;
+    qsort(s->msgs, (size_t)n, sizeof *s->msgs, cmp_msg);
+    long long total = 0;
+    for (int i = 0; i < n; i++)
+        total += s->msgs[i].count;
+    if (total > 2147483647LL)
+        return xchg_error_code(MPI_ERR_COUNT, "sparse exchange: rank %d received %lld "
+                               "elements, more than an int displacement can address",
+                               s->rank, total);
+    int *arr = malloc((size_t)(3 * (n ? n : 1)) * sizeof *arr);
+    if (!arr)
+        return xchg_error_code(MPI_ERR_NO_MEM, "no memory for the sparse result arrays");
+    xchg_sparse_buf all = {0};
+    int rc = MPI_SUCCESS;
+    if (total > 0 && s->ti.size > 0) {
+        rc = xchg_sparse_buf_alloc(s, (int)total, &all);
+        if (rc != MPI_SUCCESS) {
+            free(arr);
+            return rc;
+        }
+    }
+    r->nsources = n;
+    r->sources = arr;
+    r->counts = arr + n;
+    r->displs = arr + 2 * n;
+    int d = 0;
+    char *scratch = NULL;
+    size_t scratch_bytes = 0;
+    for (int i = 0; i < n && rc == MPI_SUCCESS; i++) {
+        xchg_sparse_msg *m = &s->msgs[i];
+        r->sources[i] = m->source;
+        r->counts[i] = m->count;
+        r->displs[i] = d;
+        if (all.mem && m->count > 0) {
+            /* Contiguous: one memcpy into place. Otherwise through packed
+             * bytes, which is right for any layout (holes, overlaps). */
+            size_t bytes = (size_t)m->count * (size_t)s->ti.size;
+            if (s->ti.contig) {
+                rc = xchg_pack_block(m->buf.addr, 0, m->count, &s->ti,
+                                     xchg_block_addr(all.addr, d, &s->ti) + s->ti.true_lb);
+            } else {
+                if (bytes > scratch_bytes) {
+                    free(scratch);
+                    scratch = malloc(bytes);
+                    scratch_bytes = scratch ? bytes : 0;
+                    if (!scratch)
+                        rc = xchg_error_code(MPI_ERR_NO_MEM, "no memory to pack the "
+                                             "sparse result");
+                }
+                if (rc == MPI_SUCCESS)
+                    rc = xchg_pack_block(m->buf.addr, 0, m->count, &s->ti, scratch);
+                if (rc == MPI_SUCCESS)
+                    rc = xchg_unpack_block(scratch, all.addr, d, m->count, &s->ti);
+            }
+        }
+        d += m->count;
+    }
+    free(scratch);
+    r->recvbuf = all.mem ? all.addr : NULL;
+    r->mem_ = all.mem;
+    if (all.mem)
+        s->mem.temp_cur -= all.bytes; /* now the caller's */
+    if (rc != MPI_SUCCESS)
+        xchg_sparse_result_free(r);
+    return rc;
+}
+
+int xchg_sparse_result_free(xchg_sparse_result *r)
+{
+    if (!r)
+        return MPI_SUCCESS;
+    free(r->sources);
+    free(r->mem_);
+    memset(r, 0, sizeof *r);
+    return MPI_SUCCESS;
+}
+
+static int run(xchg_sparse_algo algo, int from_env, int ndest, const int dests[],
+               const void *sendbuf, const int sendcounts[], const int sdispls[],
+               MPI_Datatype type, xchg_sparse_recv_fn fn, void *ctx,
+               xchg_sparse_result *result, MPI_Comm comm)
+{
+    int P = 0, rc;
+    if (result)
+        memset(result, 0, sizeof *result);
+    rc = check_args(ndest, dests, sendcounts, sdispls, type, comm, &P);
+    if (rc == MPI_SUCCESS && !fn && !result)
+        rc = xchg_error_code(MPI_ERR_ARG, "fn and result are both NULL: give a callback "
+                             "or a result to fill");
+    if (rc == MPI_SUCCESS && fn && result)
+        rc = xchg_error_code(MPI_ERR_ARG, "fn and result are both given: give exactly one");
+    if (rc != MPI_SUCCESS)
+        return xchg_raise(comm, rc);
+
+    if (from_env) {
+        const char *name = getenv("XCHG_SPARSE_ALGO");
+        if (name && *name) {
+            algo = xchg_sparse_algo_from_name(name);
+            if (algo == XCHG_SPARSE_INVALID)
+                return xchg_raise(comm, xchg_error_code(MPI_ERR_ARG,
+                                  "XCHG_SPARSE_ALGO=%s names no sparse algorithm "
+                                  "(pex, rsx, nbx, rma or auto)", name));
+        }
+    }
+    if (algo != XCHG_SPARSE_AUTO && !xchg_sparse_registry_find(algo))
+        return xchg_raise(comm, xchg_error_code(MPI_ERR_ARG, "algo %d is not a sparse "
+                          "algorithm of this build", (int)algo));
+    if (algo == XCHG_SPARSE_AUTO)
+        algo = select_sparse(P);
+
+    xchg_comm_state *cs;
+    if ((rc = xchg_comm_state_get(comm, &cs)) != MPI_SUCCESS)
+        return xchg_raise(comm, rc);
+    xchg_sparse_call s;
+    memset(&s, 0, sizeof s);
+    if ((rc = state_get(cs, &s.ss)) != MPI_SUCCESS ||
+        (rc = xchg_typeinfo_get(type, &s.ti)) != MPI_SUCCESS)
+        return xchg_raise(comm, rc);
+    s.sendbuf = sendbuf;
+    s.ndest = ndest;
+    s.dests = dests;
+    s.counts = sendcounts;
+    s.displs = sdispls;
+    s.comm = cs->pcomm;
+    s.cs = cs;
+    s.rank = cs->rank;
+    s.size = cs->size;
+    int base = XCHG_TAG_SPARSE + (int)(s.ss->calls & 1) * XCHG_SPARSE_TAG_SET;
+    s.tag_data = base + XCHG_SPARSE_TAG_DATA;
+    s.tag_barrier = base + XCHG_SPARSE_TAG_BARRIER;
+    s.mem.rank = s.rank;
+    s.mem.temp_limit = xchg_temp_limit();
+    s.fn = fn;
+    s.ctx = ctx;
+
+    rc = xchg_sparse_registry_find(algo)->run(&s);
+    s.ss->calls++;
+
+    if (rc == MPI_SUCCESS && result)
+        rc = build_result(&s, result);
+    for (int i = 0; i < s.nmsgs; i++)
+        xchg_sparse_buf_free(&s, &s.msgs[i].buf);
+    free(s.msgs);
+    if (rc == MPI_SUCCESS && s.fn_rc != 0)
+        rc = xchg_error_code(MPI_ERR_OTHER, "the receive callback returned %d on rank %d",
+                             s.fn_rc, s.rank);
+    cs->calls++;
+    cs->last.algo = XCHG_ALGO_INVALID;
+    cs->last.temp_bytes = s.mem.temp_peak;
+    cs->last.calls = cs->calls;
+    return xchg_raise(comm, rc);
+}
+
+int xchg_sparse_exchange(int ndest, const int dests[], const void *sendbuf,
+                         const int sendcounts[], const int sdispls[], MPI_Datatype type,
+                         xchg_sparse_recv_fn fn, void *ctx, MPI_Comm comm)
+{
+    if (!fn)
+        return xchg_raise(comm, xchg_error_code(MPI_ERR_ARG, "fn is NULL"));
+    return run(XCHG_SPARSE_AUTO, 1, ndest, dests, sendbuf, sendcounts, sdispls, type, fn,
+               ctx, NULL, comm);
+}
+
+int xchg_sparse_exchange_result(int ndest, const int dests[], const void *sendbuf,
+                                const int sendcounts[], const int sdispls[],
+                                MPI_Datatype type, xchg_sparse_result *result,
+                                MPI_Comm comm)
+{
+    if (!result)
+        return xchg_raise(comm, xchg_error_code(MPI_ERR_ARG, "result is NULL"));
+    return run(XCHG_SPARSE_AUTO, 1, ndest, dests, sendbuf, sendcounts, sdispls, type, NULL,
+               NULL, result, comm);
+}
+
+int xchg_sparse_exchange_algo(xchg_sparse_algo algo, int ndest, const int dests[],
+                              const void *sendbuf, const int sendcounts[],
+                              const int sdispls[], MPI_Datatype type,
+                              xchg_sparse_recv_fn fn, void *ctx,
+                              xchg_sparse_result *result, MPI_Comm comm)
+{
+    return run(algo, 0, ndest, dests, sendbuf, sendcounts, sdispls, type, fn, ctx, result,
+               comm);
+}

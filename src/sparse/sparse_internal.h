@@ -1,0 +1,117 @@
+/*
+ * sparse_internal.h - what the sparse exchange algorithms share: one call's
+ * state, the signature of an algorithm, and the send/receive/deliver
+ * helpers of sparse.c, so each algorithm file holds only its protocol.
+ */
+#ifndef XCHG_SPARSE_INTERNAL_H
+#define XCHG_SPARSE_INTERNAL_H
+
+#include "xchg_internal.h"
+
+/* Tags, inside the XCHG_TAG_SPARSE range (200..299). Each call uses the
+ * set of its parity (sparse calls on the communicator so far, mod 2):
+ * every sparse algorithm synchronizes all ranks once per call (a collective,
+ * a barrier, or a closing fence), so ranks are at most one sparse call
+ * apart and a message of call k+1 never matches a probe of call k. */
+enum {
+    XCHG_SPARSE_TAG_SET = 50,    /* tags of one parity */
+    XCHG_SPARSE_TAG_DATA = 0,    /* the messages themselves */
+    XCHG_SPARSE_TAG_BARRIER = 1, /* + round: dissemination barrier of nbx */
+    XCHG_SPARSE_BARRIER_ROUNDS = 40
+};
+
+/* A received message's buffer: count elements addressed at `addr`. */
+typedef struct xchg_sparse_buf {
+    char *mem;      /* allocation (NULL: not owned, e.g. the caller's sendbuf) */
+    size_t bytes;
+    char *addr;     /* where MPI addresses element 0 */
+    int zcount;     /* datatype of size 0: the count travels as one int */
+} xchg_sparse_buf;
+
+typedef struct xchg_sparse_msg {
+    int source, count;
+    xchg_sparse_buf buf;
+} xchg_sparse_msg;
+
+/* Per-communicator state of the sparse exchange (cs->ext[XCHG_EXT_SPARSE]). */
+typedef struct xchg_sparse_state {
+    unsigned long calls;  /* sparse calls so far: the same on all ranks */
+    MPI_Win win;          /* rma: window of P ints, created on first use */
+    int *wincounts;
+    int winsize;
+    struct xchg_sparse_state *next_live; /* rma.c's list of live windows */
+} xchg_sparse_state;
+
+/* Frees the rma window of a state, if it still has one (rma.c). */
+void xchg_sparse_window_free(xchg_sparse_state *ss);
+
+typedef struct xchg_sparse_call {
+    const void *sendbuf;
+    int ndest;
+    const int *dests, *counts, *displs;
+    xchg_typeinfo ti;
+    MPI_Comm comm;          /* private duplicate */
+    xchg_comm_state *cs;
+    xchg_sparse_state *ss;
+    int rank, size;
+    int tag_data, tag_barrier;
+    xchg_call mem;          /* temporary memory accounting (temp_* fields) */
+    /* output: a callback, or messages kept for the packed result */
+    xchg_sparse_recv_fn fn;
+    void *ctx;
+    int fn_rc;              /* first nonzero callback return */
+    xchg_sparse_msg *msgs;
+    int nmsgs, capmsgs;
+} xchg_sparse_call;
+
+typedef int (*xchg_sparse_fn)(xchg_sparse_call *s);
+
+typedef struct xchg_sparse_info {
+    xchg_sparse_algo id;
+    const char *name;
+    xchg_sparse_fn run;
+    const char *when;
+} xchg_sparse_info;
+
+const xchg_sparse_info *xchg_sparse_registry_find(xchg_sparse_algo id);
+const xchg_sparse_info *xchg_sparse_registry_find_name(const char *name);
+int xchg_sparse_registry_count(void);
+const xchg_sparse_info *xchg_sparse_registry_at(int i);
+
+int xchg_sparse_pex(xchg_sparse_call *s);
+int xchg_sparse_rsx(xchg_sparse_call *s);
+int xchg_sparse_nbx(xchg_sparse_call *s);
+int xchg_sparse_rma(xchg_sparse_call *s);
+
+/* Is entry i a message to another rank (nonzero count, not self)? */
+static inline int xchg_sparse_remote(const xchg_sparse_call *s, int i)
+{
+    return s->counts[i] > 0 && s->dests[i] != s->rank;
+}
+
+/* Posts a send of every remote entry (synchronous mode if ssend) into reqs
+ * (ndest entries); *nreq gets how many were posted. */
+int xchg_sparse_isend_all(xchg_sparse_call *s, int ssend, MPI_Request *reqs, int *nreq);
+
+/* Delivers this rank's own entry, if any, straight from the send buffer. */
+int xchg_sparse_deliver_self(xchg_sparse_call *s);
+
+/* A buffer for `count` elements, and the receive into it (count known). */
+int xchg_sparse_buf_alloc(xchg_sparse_call *s, int count, xchg_sparse_buf *b);
+void xchg_sparse_buf_free(xchg_sparse_call *s, xchg_sparse_buf *b);
+int xchg_sparse_irecv(xchg_sparse_call *s, xchg_sparse_buf *b, int count, int source,
+                      MPI_Request *req);
+
+/* Receives the probed message (status of a matching probe of tag_data)
+ * and delivers it. */
+int xchg_sparse_recv_probed(xchg_sparse_call *s, const MPI_Status *st);
+
+/* Hands a received message to the caller: calls the callback and frees
+ * the buffer, or keeps it for the packed result. Takes ownership of b. */
+int xchg_sparse_deliver(xchg_sparse_call *s, int source, int count, xchg_sparse_buf *b);
+
+/* pex and rma: the sources and counts are known (recvcounts, P entries, 0
+ * for no message): receive them all, send ours, deliver. */
+int xchg_sparse_p2p_known(xchg_sparse_call *s, const int *recvcounts);
+
+#endif /* XCHG_SPARSE_INTERNAL_H */

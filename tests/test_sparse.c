@@ -1,0 +1,488 @@
+/*
+ * test_sparse.c - dynamic sparse data exchange: every sparse algorithm,
+ * both output styles, against a reference built from MPI_Alltoall of the
+ * counts + MPI_Alltoallv (random patterns of density 0, one neighbour,
+ * 10% and 100%; large messages; self-sends; zero-count entries; a
+ * contiguous, a non-contiguous and a zero-size datatype); then many
+ * back-to-back calls with changing partners, self-checked; then errors.
+ *
+ * Usage: test_sparse [ITERATIONS]  (back-to-back calls per loop, default 1000)
+ * XCHG_NBX_BARRIER=dissemination runs nbx on its Isend/Irecv barrier.
+ */
+#include "xchg.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int rank, P, nfail, npass;
+
+#define CHECK(cond, ...)                                                      \
+    do {                                                                      \
+        if (cond) {                                                           \
+            npass++;                                                          \
+        } else {                                                              \
+            nfail++;                                                          \
+            if (nfail < 20) {                                                 \
+                fprintf(stderr, "FAIL [rank %d] ", rank);                     \
+                fprintf(stderr, __VA_ARGS__);                                 \
+                fprintf(stderr, "\n");                                        \
+            }                                                                 \
+        }                                                                     \
+    } while (0)
+
+static uint64_t mix(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+static uint64_t h4(uint64_t a, uint64_t b, uint64_t c, uint64_t d)
+{
+    return mix(a ^ mix(b ^ mix(c ^ mix(d))));
+}
+
+/* ---- one message as bytes, for comparing whatever the datatype ---- */
+typedef struct msg {
+    int source, count;
+    size_t bytes;
+    char *data;
+} msg;
+
+typedef struct msglist {
+    msg *m;
+    int n, cap;
+    MPI_Datatype type;
+} msglist;
+
+static void list_add(msglist *l, int source, int count, const void *typed)
+{
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 16;
+        l->m = realloc(l->m, (size_t)l->cap * sizeof *l->m);
+    }
+    int psize = 0, pos = 0;
+    MPI_Pack_size(count, l->type, MPI_COMM_WORLD, &psize);
+    msg *m = &l->m[l->n++];
+    m->source = source;
+    m->count = count;
+    m->data = malloc((size_t)psize + 1);
+    MPI_Pack(typed, count, l->type, m->data, psize, &pos, MPI_COMM_WORLD);
+    m->bytes = (size_t)pos;
+}
+
+static void list_free(msglist *l)
+{
+    for (int i = 0; i < l->n; i++)
+        free(l->m[i].data);
+    free(l->m);
+    l->m = NULL;
+    l->n = l->cap = 0;
+}
+
+static int cmp_src(const void *a, const void *b)
+{
+    const msg *x = a, *y = b;
+    return (x->source > y->source) - (x->source < y->source);
+}
+
+static int collect_cb(int source, int count, const void *data, void *ctx)
+{
+    list_add(ctx, source, count, data);
+    return 0;
+}
+
+/* ---- a random pattern of this rank ---- */
+typedef struct pattern {
+    int n;
+    int *dests, *counts, *displs;
+    int *buf;        /* send buffer, as ints */
+} pattern;
+
+enum { TY_INT, TY_VEC, TY_ZERO, TY_N };
+static MPI_Datatype types[TY_N];
+static const char *type_names[TY_N] = {"MPI_INT", "vector(2,1,3) of int", "size-0 type"};
+static int type_ints[TY_N] = {1, 4, 0}; /* extent in ints */
+
+enum { D_ZERO, D_ONE, D_TEN, D_ALL, D_N };
+static const char *dens_names[D_N] = {"density 0", "one neighbour", "10%", "100%"};
+
+static void make_pattern(pattern *p, int dens, int ty, int maxc, uint64_t seed)
+{
+    memset(p, 0, sizeof *p);
+    int *cand = malloc((size_t)P * sizeof *cand);
+    int n = 0;
+    for (int q = 0; q < P; q++) {
+        uint64_t r = h4(seed, (uint64_t)rank, (uint64_t)q, 1);
+        if (dens == D_ALL || (dens == D_TEN && r % 10 == 0))
+            cand[n++] = q;
+    }
+    if (dens == D_ONE)
+        cand[n++] = (int)(h4(seed, (uint64_t)rank, 2, 2) % (uint64_t)P);
+    /* shuffle: destinations in any order */
+    for (int i = n - 1; i > 0; i--) {
+        int j = (int)(h4(seed, (uint64_t)rank, (uint64_t)i, 3) % (uint64_t)(i + 1));
+        int t = cand[i]; cand[i] = cand[j]; cand[j] = t;
+    }
+    p->n = n;
+    p->dests = cand;
+    p->counts = malloc((size_t)(n ? n : 1) * sizeof(int));
+    p->displs = malloc((size_t)(n ? n : 1) * sizeof(int));
+    /* blocks laid out in reverse order with gaps; a quarter have count 0 */
+    int ext = type_ints[ty] ? type_ints[ty] : 1;
+    int d = 0;
+    for (int i = n - 1; i >= 0; i--) {
+        uint64_t r = h4(seed, (uint64_t)rank, (uint64_t)i, 4);
+        p->counts[i] = (r % 4 == 0) ? 0 : 1 + (int)((r >> 8) % (uint64_t)maxc);
+        d += (int)((r >> 20) % 3);
+        p->displs[i] = d;
+        d += p->counts[i];
+    }
+    size_t nints = (size_t)(d + 1) * (size_t)ext;
+    p->buf = malloc(nints * sizeof(int));
+    for (size_t k = 0; k < nints; k++)
+        p->buf[k] = (int)(h4(seed, (uint64_t)rank, k, 5) & 0x7fffffff);
+}
+
+static void free_pattern(pattern *p)
+{
+    free(p->dests); free(p->counts); free(p->displs); free(p->buf);
+}
+
+/* The reference: MPI_Alltoall of counts + MPI_Alltoallv; messages sorted. */
+static void reference(const pattern *p, int ty, msglist *out)
+{
+    MPI_Datatype t = types[ty];
+    int *sc = calloc((size_t)P, sizeof(int)), *sd = calloc((size_t)P, sizeof(int));
+    int *rc = calloc((size_t)P, sizeof(int)), *rd = calloc((size_t)P, sizeof(int));
+    for (int i = 0; i < p->n; i++) {
+        sc[p->dests[i]] = p->counts[i];
+        sd[p->dests[i]] = p->displs[i];
+    }
+    MPI_Alltoall(sc, 1, MPI_INT, rc, 1, MPI_INT, MPI_COMM_WORLD);
+    int tot = 0;
+    for (int q = 0; q < P; q++) {
+        rd[q] = tot;
+        tot += rc[q];
+    }
+    int ext = type_ints[ty];
+    int *rb = malloc(((size_t)tot * (size_t)ext + 1) * sizeof(int));
+    MPI_Alltoallv(p->buf, sc, sd, t, rb, rc, rd, t, MPI_COMM_WORLD);
+    out->type = t;
+    for (int q = 0; q < P; q++)
+        if (rc[q] > 0)
+            list_add(out, q, rc[q], rb + (size_t)rd[q] * (size_t)ext);
+    free(rb); free(sc); free(sd); free(rc); free(rd);
+}
+
+static void compare(const msglist *got, const msglist *ref, const char *what)
+{
+    int ok = got->n == ref->n;
+    CHECK(ok, "%s: %d messages, reference %d", what, got->n, ref->n);
+    for (int i = 0; ok && i < got->n; i++) {
+        const msg *a = &got->m[i], *b = &ref->m[i];
+        if (a->source != b->source || a->count != b->count) {
+            CHECK(0, "%s: message %d from %d count %d, reference from %d count %d", what, i,
+                  a->source, a->count, b->source, b->count);
+            return;
+        }
+        if (a->bytes != b->bytes || memcmp(a->data, b->data, a->bytes) != 0) {
+            CHECK(0, "%s: data from rank %d differs from the reference", what, a->source);
+            return;
+        }
+    }
+    if (ok)
+        npass++;
+}
+
+static void run_case(xchg_sparse_algo algo, int use_result, int dens, int ty, int maxc,
+                     uint64_t seed)
+{
+    char what[200];
+    snprintf(what, sizeof what, "%s %s %s %s maxcount %d seed %llu",
+             xchg_sparse_algo_name(algo), use_result ? "result" : "callback",
+             dens_names[dens], type_names[ty], maxc, (unsigned long long)seed);
+    pattern p;
+    make_pattern(&p, dens, ty, maxc, seed);
+    msglist ref = {0}, got = {0};
+    reference(&p, ty, &ref);
+    got.type = types[ty];
+    int rc;
+    if (use_result) {
+        xchg_sparse_result r;
+        rc = xchg_sparse_exchange_algo(algo, p.n, p.dests, p.buf, p.counts, p.displs,
+                                       types[ty], NULL, NULL, &r, MPI_COMM_WORLD);
+        int tot = 0;
+        for (int i = 0; rc == MPI_SUCCESS && i < r.nsources; i++) {
+            CHECK(i == 0 || r.sources[i] > r.sources[i - 1], "%s: sources not ascending",
+                  what);
+            CHECK(r.displs[i] == tot, "%s: displs[%d] = %d, expected %d", what, i,
+                  r.displs[i], tot);
+            tot += r.counts[i];
+            list_add(&got, r.sources[i], r.counts[i],
+                     (char *)r.recvbuf + (size_t)r.displs[i] * (size_t)type_ints[ty] * 4);
+        }
+        xchg_sparse_result_free(&r);
+        CHECK(r.nsources == 0 && r.sources == NULL && r.recvbuf == NULL,
+              "%s: result not emptied by xchg_sparse_result_free", what);
+    } else {
+        rc = xchg_sparse_exchange_algo(algo, p.n, p.dests, p.buf, p.counts, p.displs,
+                                       types[ty], collect_cb, &got, NULL, MPI_COMM_WORLD);
+        qsort(got.m, (size_t)got.n, sizeof *got.m, cmp_src);
+        for (int i = 1; i < got.n; i++)
+            CHECK(got.m[i].source != got.m[i - 1].source,
+                  "%s: two callbacks for source %d", what, got.m[i].source);
+    }
+    CHECK(rc == MPI_SUCCESS, "%s: returned %d", what, rc);
+    compare(&got, &ref, what);
+    list_free(&got);
+    list_free(&ref);
+    free_pattern(&p);
+}
+
+/* ---- back-to-back calls: a global pattern every rank can compute ---- */
+static int loop_pattern(int s, int it, int *dests, int *counts)
+{
+    int deg = 1 + (int)(h4(7, (uint64_t)s, (uint64_t)it, 0) % (uint64_t)(P < 3 ? P : 3));
+    int n = 0;
+    for (int k = 0; n < deg && k < 4 * P; k++) {
+        int d = (int)(h4(7, (uint64_t)s, (uint64_t)it, (uint64_t)k + 1) % (uint64_t)P);
+        int dup = 0;
+        for (int j = 0; j < n; j++)
+            dup |= dests[j] == d;
+        if (dup)
+            continue;
+        dests[n] = d;
+        counts[n] = (int)(h4(8, (uint64_t)s, (uint64_t)it, (uint64_t)d) % 4); /* 0..3 */
+        n++;
+    }
+    return n;
+}
+
+static int loop_value(int s, int d, int it, int j)
+{
+    return (int)(h4(9, (uint64_t)s, (uint64_t)d, ((uint64_t)it << 8) | (uint64_t)j) &
+                 0x7fffffff);
+}
+
+typedef struct loopctx {
+    int it, bad, got;
+    int *expect; /* per source: expected count, -1 none */
+} loopctx;
+
+static int loop_cb(int source, int count, const void *data, void *ctx)
+{
+    loopctx *c = ctx;
+    const int *v = data;
+    c->got++;
+    if (source < 0 || source >= P || c->expect[source] != count) {
+        c->bad++;
+        return 0;
+    }
+    c->expect[source] = -2; /* seen */
+    for (int j = 0; j < count; j++)
+        if (v[j] != loop_value(source, rank, c->it, j))
+            c->bad++;
+    return 0;
+}
+
+static void back_to_back(int iters, int rotate, const char *what)
+{
+    int dests[4], counts[4], sd[4], sbuf[16];
+    int *expect = malloc((size_t)P * sizeof(int));
+    int bad = 0;
+    for (int it = 0; it < iters; it++) {
+        xchg_sparse_algo algo = rotate ? xchg_sparse_algo_at(it % xchg_sparse_algo_count())
+                                       : XCHG_SPARSE_NBX;
+        int use_result = rotate && (it / xchg_sparse_algo_count()) % 2;
+        int n = loop_pattern(rank, it, dests, counts), k = 0;
+        for (int i = 0; i < n; i++) {
+            sd[i] = k;
+            for (int j = 0; j < counts[i]; j++)
+                sbuf[k++] = loop_value(rank, dests[i], it, j);
+        }
+        int nexp = 0;
+        for (int s = 0; s < P; s++) {
+            int d2[4], c2[4], n2 = loop_pattern(s, it, d2, c2);
+            expect[s] = -1;
+            for (int i = 0; i < n2; i++)
+                if (d2[i] == rank && c2[i] > 0) {
+                    expect[s] = c2[i];
+                    nexp++;
+                }
+        }
+        loopctx c = {it, 0, 0, expect};
+        int rc;
+        if (use_result) {
+            xchg_sparse_result r;
+            rc = xchg_sparse_exchange_algo(algo, n, dests, sbuf, counts, sd, MPI_INT, NULL,
+                                           NULL, &r, MPI_COMM_WORLD);
+            for (int i = 0; rc == MPI_SUCCESS && i < r.nsources; i++)
+                loop_cb(r.sources[i], r.counts[i], (int *)r.recvbuf + r.displs[i], &c);
+            xchg_sparse_result_free(&r);
+        } else {
+            rc = xchg_sparse_exchange_algo(algo, n, dests, sbuf, counts, sd, MPI_INT, loop_cb,
+                                           &c, NULL, MPI_COMM_WORLD);
+        }
+        if (rc != MPI_SUCCESS || c.bad || c.got != nexp) {
+            if (bad++ < 5)
+                fprintf(stderr, "FAIL [rank %d] %s: call %d (%s): rc %d, %d bad, %d of %d "
+                        "messages\n", rank, what, it, xchg_sparse_algo_name(algo), rc, c.bad,
+                        c.got, nexp);
+        }
+    }
+    CHECK(bad == 0, "%s: %d of %d calls wrong", what, bad, iters);
+    free(expect);
+}
+
+/* ---- errors ---- */
+static int handler_calls;
+static void count_handler(MPI_Comm *comm, int *code, ...)
+{
+    (void)comm; (void)code;
+    handler_calls++;
+}
+
+static void expect_err(const char *what, int rc, int eclass, const char *needle)
+{
+    int cls = MPI_SUCCESS, len = 0;
+    char m[MPI_MAX_ERROR_STRING] = "";
+    if (rc != MPI_SUCCESS) {
+        MPI_Error_class(rc, &cls);
+        xchg_error_string(rc, m, &len);
+    }
+    CHECK(cls == eclass, "%s: class %d, expected %d (%s)", what, cls, eclass, m);
+    if (cls == eclass && needle)
+        CHECK(strstr(m, needle) != NULL, "%s: message \"%s\" does not name \"%s\"", what, m,
+              needle);
+}
+
+static int fail_cb(int source, int count, const void *data, void *ctx)
+{
+    (void)source; (void)count; (void)data;
+    ++*(int *)ctx;
+    return 7;
+}
+
+static void errors(void)
+{
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Errhandler eh;
+    MPI_Comm_create_errhandler(count_handler, &eh);
+    MPI_Comm_set_errhandler(comm, eh);
+    msglist l = {0};
+    l.type = MPI_INT;
+    int buf[4] = {1, 2, 3, 4}, d2[2] = {0, 0}, c2[2] = {1, 1}, s2[2] = {0, 1};
+    int bad_rank[1] = {P}, neg_rank[1] = {-1}, neg[1] = {-1}, one[1] = {1}, zero[1] = {0};
+    handler_calls = 0;
+    expect_err("duplicate dests", xchg_sparse_exchange(2, d2, buf, c2, s2, MPI_INT,
+               collect_cb, &l, comm), MPI_ERR_ARG, "dests[0] and dests[1]");
+    expect_err("dest == size", xchg_sparse_exchange(1, bad_rank, buf, one, zero, MPI_INT,
+               collect_cb, &l, comm), MPI_ERR_RANK, "dests[0]");
+    expect_err("dest -1", xchg_sparse_exchange_algo(XCHG_SPARSE_NBX, 1, neg_rank, buf, one,
+               zero, MPI_INT, collect_cb, &l, NULL, comm), MPI_ERR_RANK, "dests[0]");
+    expect_err("negative count", xchg_sparse_exchange(1, zero, buf, neg, zero, MPI_INT,
+               collect_cb, &l, comm), MPI_ERR_COUNT, "sendcounts[0]");
+    expect_err("negative ndest", xchg_sparse_exchange(-1, zero, buf, one, zero, MPI_INT,
+               collect_cb, &l, comm), MPI_ERR_ARG, "ndest");
+    expect_err("NULL dests", xchg_sparse_exchange(1, NULL, buf, one, zero, MPI_INT,
+               collect_cb, &l, comm), MPI_ERR_ARG, "dests");
+    expect_err("NULL fn", xchg_sparse_exchange(0, NULL, buf, NULL, NULL, MPI_INT, NULL, NULL,
+               comm), MPI_ERR_ARG, "fn");
+    expect_err("NULL result", xchg_sparse_exchange_result(0, NULL, buf, NULL, NULL, MPI_INT,
+               NULL, comm), MPI_ERR_ARG, "result");
+    xchg_sparse_result r;
+    expect_err("fn and result", xchg_sparse_exchange_algo(XCHG_SPARSE_PEX, 0, NULL, buf, NULL,
+               NULL, MPI_INT, collect_cb, &l, &r, comm), MPI_ERR_ARG, "exactly one");
+    expect_err("bad algo", xchg_sparse_exchange_algo((xchg_sparse_algo)99, 0, NULL, buf, NULL,
+               NULL, MPI_INT, NULL, NULL, &r, comm), MPI_ERR_ARG, "algo 99");
+    expect_err("null type", xchg_sparse_exchange(0, NULL, buf, NULL, NULL, MPI_DATATYPE_NULL,
+               collect_cb, &l, comm), MPI_ERR_TYPE, "type");
+    setenv("XCHG_SPARSE_ALGO", "bogus", 1);
+    expect_err("XCHG_SPARSE_ALGO=bogus", xchg_sparse_exchange(0, NULL, buf, NULL, NULL,
+               MPI_INT, collect_cb, &l, comm), MPI_ERR_ARG, "XCHG_SPARSE_ALGO=bogus");
+    CHECK(handler_calls == 12, "error handler called %d times, expected 12", handler_calls);
+    /* forcing through the environment works and stays collective */
+    for (int a = 0; a < xchg_sparse_algo_count(); a++) {
+        setenv("XCHG_SPARSE_ALGO", xchg_sparse_algo_name(xchg_sparse_algo_at(a)), 1);
+        int to = (rank + 1) % P, cnt = 2;
+        l.n = 0;
+        int rc = xchg_sparse_exchange(1, &to, buf, &cnt, zero, MPI_INT, collect_cb, &l, comm);
+        CHECK(rc == MPI_SUCCESS && l.n == 1 && l.m[0].source == (rank + P - 1) % P,
+              "XCHG_SPARSE_ALGO=%s: rc %d, %d messages",
+              xchg_sparse_algo_name(xchg_sparse_algo_at(a)), rc, l.n);
+        list_free(&l);
+        l.type = MPI_INT;
+    }
+    unsetenv("XCHG_SPARSE_ALGO");
+    /* a failing callback: the exchange completes everywhere, MPI_ERR_OTHER */
+    for (int a = 0; a < xchg_sparse_algo_count(); a++) {
+        int to[2] = {(rank + 1) % P, rank}, cnt[2] = {1, 1}, calls = 0;
+        int n = P > 1 ? 2 : 1;
+        if (P == 1) to[0] = rank;
+        int rc = xchg_sparse_exchange_algo(xchg_sparse_algo_at(a), n, to, buf, cnt, s2,
+                                           MPI_INT, fail_cb, &calls, NULL, comm);
+        expect_err("callback returning 7", rc, MPI_ERR_OTHER, "returned 7");
+        CHECK(calls == 1, "failing callback called %d times, expected once", calls);
+    }
+    /* and the communicator still works */
+    int to = (rank + 1) % P, cnt = 1;
+    xchg_sparse_result res;
+    int rc = xchg_sparse_exchange_result(1, &to, buf, &cnt, zero, MPI_INT, &res, comm);
+    CHECK(rc == MPI_SUCCESS && res.nsources == 1 && ((int *)res.recvbuf)[0] == 1,
+          "exchange after errors: rc %d", rc);
+    xchg_sparse_result_free(&res);
+    CHECK(xchg_sparse_algo_from_name("nbx") == XCHG_SPARSE_NBX &&
+          xchg_sparse_algo_from_name("auto") == XCHG_SPARSE_AUTO &&
+          xchg_sparse_algo_from_name("bruck") == XCHG_SPARSE_INVALID &&
+          xchg_sparse_algo_name(XCHG_SPARSE_INVALID) == NULL, "name <-> id");
+    MPI_Comm_free(&comm);
+    MPI_Errhandler_free(&eh);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &P);
+    int iters = argc > 1 ? atoi(argv[1]) : 1000;
+    const char *bar = getenv("XCHG_NBX_BARRIER");
+    if (rank == 0)
+        printf("test_sparse on %d ranks, %d back-to-back calls, nbx barrier %s\n", P, iters,
+               bar && *bar ? bar : "MPI_Ibarrier");
+    types[TY_INT] = MPI_INT;
+    MPI_Type_vector(2, 1, 3, MPI_INT, &types[TY_VEC]);
+    MPI_Type_commit(&types[TY_VEC]);
+    MPI_Type_contiguous(0, MPI_INT, &types[TY_ZERO]);
+    MPI_Type_commit(&types[TY_ZERO]);
+
+    for (int a = 0; a < xchg_sparse_algo_count(); a++) {
+        xchg_sparse_algo algo = xchg_sparse_algo_at(a);
+        for (int out = 0; out < 2; out++) {
+            for (int dens = 0; dens < D_N; dens++)
+                for (int ty = 0; ty < TY_N; ty++)
+                    for (uint64_t seed = 1; seed <= 3; seed++)
+                        run_case(algo, out, dens, ty, 5, seed * 100 + (uint64_t)dens);
+            /* large messages: rendezvous protocols, several in flight */
+            run_case(algo, out, D_ONE, TY_INT, 300000, 11);
+            run_case(algo, out, D_ALL, TY_INT, 60000, 12);
+            run_case(algo, out, D_ALL, TY_VEC, 30000, 13);
+        }
+        run_case(XCHG_SPARSE_AUTO, a % 2, D_TEN, TY_INT, 50, 20 + (uint64_t)a);
+    }
+    back_to_back(iters, 0, "nbx back-to-back");
+    back_to_back(iters, 1, "all algorithms back-to-back");
+    errors();
+
+    MPI_Type_free(&types[TY_VEC]);
+    MPI_Type_free(&types[TY_ZERO]);
+    int all[2] = {nfail, npass}, sum[2];
+    MPI_Allreduce(all, sum, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("test_sparse on %d ranks: %d checks passed, %d failed\n", P, sum[1], sum[0]);
+    MPI_Finalize();
+    return sum[0] ? 1 : 0;
+}
