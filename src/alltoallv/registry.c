@@ -19,6 +19,8 @@ int xchg_alltoallv_padded_alltoall(xchg_call *c);
 int xchg_alltoallv_bruck_padded(xchg_call *c);
 int xchg_alltoallv_bruck_twophase(xchg_call *c);
 int xchg_alltoallv_bruck_radix(xchg_call *c);
+int xchg_alltoallv_hierarchical(xchg_call *c);
+int xchg_alltoallv_grid(xchg_call *c);
 
 static const xchg_algo_info registry[] = {
     {XCHG_ALGO_VENDOR, "vendor", xchg_alltoallv_vendor,
@@ -37,6 +39,10 @@ static const xchg_algo_info registry[] = {
      "Bruck with sizes sent ahead, no padding: small irregular blocks at large P"},
     {XCHG_ALGO_BRUCK_RADIX, "bruck_radix", xchg_alltoallv_bruck_radix,
      "two-phase Bruck in base r (XCHG_BRUCK_RADIX): small blocks when log2 P rounds are too many"},
+    {XCHG_ALGO_HIERARCHICAL, "hierarchical", xchg_alltoallv_hierarchical,
+     "gather per node, one message per node pair, scatter: many ranks per node, small blocks"},
+    {XCHG_ALGO_GRID, "grid", xchg_alltoallv_grid,
+     "row then column through a sqrt(P) grid: about 2 sqrt(P) messages, small blocks at large P"},
 };
 
 enum { REGISTRY_N = (int)(sizeof registry / sizeof registry[0]) };

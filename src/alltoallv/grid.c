@@ -1,0 +1,338 @@
+/*
+ * grid.c - "grid": alltoallv in two hops through a sqrt(P) x sqrt(P) grid.
+ *
+ * Ranks fill a grid row by row: C = ceil(sqrt(P)) columns, R = ceil(P/C)
+ * rows, rank r at (r / C, r % C); the last row may be partial, holding
+ * columns 0 .. W-1 only (W = P - (R-1) C). A block from s = (rs, cs) to
+ * d = (rd, cd) goes first along s's row to the intermediate (rs, cd), then
+ * along column cd to d. When (rs, cd) does not exist (s in a partial last
+ * row, cd >= W), the intermediate is (R-2, cd), in the last full row: so
+ * every rank sends one phase-1 message per column and, as intermediate,
+ * one phase-2 message to each rank of its own column; a rank of row R-2 in
+ * a column >= W also forwards for the last row. Messages per rank: about
+ * C + R ~ 2 sqrt(P) instead of P-1, each byte sent twice.
+ *
+ * Sizes travel ahead of the data, so no rank needs a global maximum:
+ *  1. s -> each phase-1 target: the byte sizes of its blocks for that
+ *     column (tag XCHG_TAG_GRID);
+ *  2. every rank allocates its packed outgoing blocks, the blocks it holds
+ *     as intermediate (known from step 1) and its incoming blocks (from its
+ *     recvcounts), checks the int range of its messages, and one
+ *     MPI_Allreduce of "lowest failing rank" makes every rank refuse
+ *     together (MPI_ERR_NO_MEM / MPI_ERR_COUNT) before any data moves;
+ *  3. phase-1 data, one packed segment per column (XCHG_TAG_GRID+2), and,
+ *     at the same time, the phase-2 sizes from each intermediate to each
+ *     rank of its column (XCHG_TAG_GRID+1);
+ *  4. phase-2 data (XCHG_TAG_GRID+3): an hindexed byte type picks, from
+ *     the intermediate's buffer, the block of every source for that
+ *     destination; the destination unpacks by source with the sender's
+ *     sizes (a block larger than recvcounts allows: MPI_ERR_TRUNCATE after
+ *     the exchange). Empty data messages are skipped (both sides know the
+ *     size); the block to self is copied locally.
+ * Tags XCHG_TAG_GRID .. +3 keep the four kinds apart between one pair.
+ *
+ * Cost: 2 latency rounds of data (plus the size round and the allreduce)
+ * with ~2 sqrt(P) messages per rank, against P-1 for linear, at twice the
+ * volume: the win for small blocks at large P. Memory: outgoing + held +
+ * incoming bytes (about 3x this rank's share) and O(sqrt(P)^2) sizes.
+ */
+#include "xchg_internal.h"
+
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+enum { TAG_SIZE1 = XCHG_TAG_GRID, TAG_SIZE2 = XCHG_TAG_GRID + 1,
+       TAG_DATA1 = XCHG_TAG_GRID + 2, TAG_DATA2 = XCHG_TAG_GRID + 3 };
+
+typedef struct grid_shape {
+    int P, C, R, W; /* columns, rows, width of the last row */
+} grid_shape;
+
+/* Ranks in column c. */
+static int col_len(const grid_shape *g, int c) { return c < g->W ? g->R : g->R - 1; }
+
+/* The intermediate of blocks from s to any rank of column c. */
+static int grid_inter(const grid_shape *g, int s, int c)
+{
+    int rs = s / g->C;
+    return rs * g->C + c < g->P ? rs * g->C + c : (g->R - 2) * g->C + c;
+}
+
+/* The sources whose blocks intermediate i forwards, ascending: its row, and
+ * the partial last row if i is in row R-2 at a column the last row lacks. */
+static int grid_sources(const grid_shape *g, int i, int *src)
+{
+    int ri = i / g->C, ci = i % g->C, n = 0;
+    for (int s = ri * g->C; s < (ri + 1) * g->C && s < g->P; s++)
+        src[n++] = s;
+    if (g->R >= 2 && ri == g->R - 2 && ci >= g->W)
+        for (int s = (g->R - 1) * g->C; s < g->P; s++)
+            src[n++] = s;
+    return n;
+}
+
+int xchg_alltoallv_grid(xchg_call *c)
+{
+    const int P = c->size, me = c->rank;
+    int selferr = xchg_self_copy(c);
+    if (P == 1)
+        return selferr;
+    grid_shape g = {P, 1, 0, 0};
+    while (g.C * g.C < P)
+        g.C++;
+    g.R = (P + g.C - 1) / g.C;
+    g.W = P - (g.R - 1) * g.C;
+    const int C = g.C, myc = me % C, K = col_len(&g, myc);
+    const int64_t ssz = c->st.size, rsz = c->rt.size;
+    int err = MPI_SUCCESS, myerr = MPI_SUCCESS;
+
+    /* Bookkeeping, one allocation: int64, MPI_Aint, requests, then ints. */
+    const size_t maxsrc = 2 * (size_t)C;
+    const size_t ni64 = (size_t)P + maxsrc * K * 3 + (size_t)K;
+    const size_t naint = maxsrc + 1 + (size_t)K * maxsrc;
+    const size_t nreq = 4 * (size_t)C + 4 * (size_t)K + 4;
+    const size_t nint = (size_t)C + maxsrc + (size_t)K * maxsrc + (size_t)K;
+    size_t bk_b = sizeof(int64_t) * ni64 + sizeof(MPI_Aint) * naint +
+                  sizeof(MPI_Request) * nreq + sizeof(int) * nint;
+    char *bk = xchg_temp_alloc(c, bk_b, "grid: size tables", &err);
+    if (!bk)
+        return err;
+    int64_t *s1 = (int64_t *)bk;          /* P: my block sizes, column by column */
+    int64_t *r1 = s1 + P;                 /* nsrc x K: sizes held, by source */
+    int64_t *s2 = r1 + maxsrc * K;        /* K x nsrc: phase-2 sizes, by dest */
+    int64_t *r2 = s2 + maxsrc * K;        /* K x maxsrc: phase-2 sizes received */
+    int64_t *dtot = r2 + maxsrc * K;      /* K: bytes from each column member */
+    MPI_Aint *boff = (MPI_Aint *)(dtot + K); /* nsrc+1: sources' segments in B */
+    MPI_Aint *disp2 = boff + maxsrc + 1;  /* K x nsrc: phase-2 block addresses */
+    MPI_Request *req = (MPI_Request *)(disp2 + (size_t)K * maxsrc);
+    int *tgt = (int *)(req + nreq);       /* C: phase-1 targets */
+    int *src = tgt + C;                   /* nsrc: my sources as intermediate */
+    int *len2 = src + maxsrc;             /* K x nsrc: phase-2 block lengths */
+    int *nsrcj = len2 + (size_t)K * maxsrc; /* K: sources of each column member */
+
+    char *A = NULL, *B = NULL, *D = NULL;
+    size_t A_b = 0, B_b = 0, D_b = 0;
+    int *tmpsrc = NULL;
+    size_t tmpsrc_b = sizeof(int) * maxsrc;
+    int nr = 0;
+
+    const int nsrc = grid_sources(&g, me, src);
+    for (int col = 0; col < C; col++)
+        tgt[col] = grid_inter(&g, me, col);
+
+    /* ---- 1. phase-1 sizes ---- */
+    {
+        int q = 0;
+        for (int col = 0; col < C; col++)
+            for (int row = 0; row < col_len(&g, col); row++, q++) {
+                int d = row * C + col;
+                s1[q] = d == me ? 0 : (int64_t)c->sendcounts[d] * ssz;
+            }
+    }
+    for (int k = 0; k < nsrc && err == MPI_SUCCESS; k++)
+        err = MPI_Irecv(r1 + (size_t)k * K, K, MPI_INT64_T, src[k], TAG_SIZE1, c->comm,
+                        &req[nr++]);
+    for (int col = 0, q = 0; col < C && err == MPI_SUCCESS; q += col_len(&g, col), col++)
+        err = MPI_Isend(s1 + q, col_len(&g, col), MPI_INT64_T, tgt[col], TAG_SIZE1, c->comm,
+                        &req[nr++]);
+    {
+        int werr = MPI_Waitall(nr, req, MPI_STATUSES_IGNORE);
+        nr = 0;
+        if (err == MPI_SUCCESS)
+            err = werr;
+        if (err != MPI_SUCCESS)
+            goto out;
+    }
+
+    /* ---- 2. allocate, agree ---- */
+    int64_t A_tot = 0, B_tot = 0, D_tot = 0;
+    for (int q = 0; q < P; q++)
+        A_tot += s1[q];
+    boff[0] = 0;
+    for (int k = 0; k < nsrc; k++) {
+        for (int j = 0; j < K; j++)
+            B_tot += r1[(size_t)k * K + j];
+        boff[k + 1] = (MPI_Aint)B_tot;
+    }
+    for (int r = 0; r < P; r++)
+        if (r != me)
+            D_tot += (int64_t)c->recvcounts[r] * rsz;
+    if (A_tot > INT_MAX || B_tot > INT_MAX || D_tot > INT_MAX) {
+        myerr = xchg_error_code(MPI_ERR_COUNT, "grid: rank %d sends %lld, forwards %lld "
+                                "and receives %lld bytes, beyond MPI's int counts", me,
+                                (long long)A_tot, (long long)B_tot, (long long)D_tot);
+    } else {
+        A_b = (size_t)A_tot;
+        B_b = (size_t)B_tot;
+        D_b = (size_t)D_tot;
+        if ((A = xchg_temp_alloc(c, A_b, "grid: outgoing blocks", &myerr)) &&
+            (B = xchg_temp_alloc(c, B_b, "grid: forwarded blocks", &myerr)) &&
+            (D = xchg_temp_alloc(c, D_b, "grid: incoming blocks", &myerr)))
+            tmpsrc = xchg_temp_alloc(c, tmpsrc_b, "grid: source list", &myerr);
+    }
+    {
+        /* lowest failing rank, with its error class, wins */
+        int cls = 0;
+        if (myerr != MPI_SUCCESS)
+            MPI_Error_class(myerr, &cls);
+        long long v = myerr != MPI_SUCCESS ? (long long)me * 4096 + (cls & 4095)
+                                           : (long long)P * 4096, all = 0;
+        if ((err = MPI_Allreduce(&v, &all, 1, MPI_LONG_LONG, MPI_MIN, c->comm)) !=
+            MPI_SUCCESS)
+            goto out;
+        if (all < (long long)P * 4096) {
+            err = myerr != MPI_SUCCESS
+                      ? myerr
+                      : xchg_error_code((int)(all % 4096), "grid: rank %d could not take "
+                                        "part (see its error), so no rank exchanged",
+                                        (int)(all / 4096));
+            goto out;
+        }
+    }
+
+    /* ---- 3. phase-1 data, phase-2 sizes ---- */
+    {
+        size_t off = 0;
+        for (int col = 0; col < C && err == MPI_SUCCESS; col++)
+            for (int row = 0; row < col_len(&g, col); row++) {
+                int d = row * C + col;
+                if (d == me)
+                    continue;
+                if ((err = xchg_pack_block(c->sendbuf, c->sdispls[d], c->sendcounts[d],
+                                           &c->st, A + off)) != MPI_SUCCESS)
+                    break;
+                off += (size_t)c->sendcounts[d] * (size_t)ssz;
+            }
+        if (err != MPI_SUCCESS)
+            goto out;
+    }
+    /* phase-2 sizes for column member j (row j): each source's block */
+    for (int j = 0; j < K; j++) {
+        for (int k = 0; k < nsrc; k++) {
+            int64_t b = r1[(size_t)k * K + j];
+            MPI_Aint at = boff[k];
+            for (int jj = 0; jj < j; jj++)
+                at += (MPI_Aint)r1[(size_t)k * K + jj];
+            s2[(size_t)j * nsrc + k] = b;
+            len2[(size_t)j * nsrc + k] = (int)b;
+            disp2[(size_t)j * nsrc + k] = at;
+        }
+        nsrcj[j] = grid_sources(&g, j * C + myc, tmpsrc);
+    }
+    for (int k = 0; k < nsrc && err == MPI_SUCCESS; k++) {
+        int64_t b = boff[k + 1] - boff[k];
+        if (b > 0)
+            err = MPI_Irecv(B + boff[k], (int)b, MPI_BYTE, src[k], TAG_DATA1, c->comm,
+                            &req[nr++]);
+    }
+    for (int j = 0; j < K && err == MPI_SUCCESS; j++)
+        err = MPI_Irecv(r2 + (size_t)j * maxsrc, nsrcj[j], MPI_INT64_T, j * C + myc,
+                        TAG_SIZE2, c->comm, &req[nr++]);
+    {
+        size_t off = 0;
+        for (int col = 0, q = 0; col < C && err == MPI_SUCCESS; col++) {
+            int64_t b = 0;
+            for (int row = 0; row < col_len(&g, col); row++, q++)
+                b += s1[q];
+            if (b > 0)
+                err = MPI_Isend(A + off, (int)b, MPI_BYTE, tgt[col], TAG_DATA1, c->comm,
+                                &req[nr++]);
+            off += (size_t)b;
+        }
+    }
+    for (int j = 0; j < K && err == MPI_SUCCESS; j++)
+        err = MPI_Isend(s2 + (size_t)j * nsrc, nsrc, MPI_INT64_T, j * C + myc, TAG_SIZE2,
+                        c->comm, &req[nr++]);
+    {
+        int werr = MPI_Waitall(nr, req, MPI_STATUSES_IGNORE);
+        nr = 0;
+        if (err == MPI_SUCCESS)
+            err = werr;
+        if (err != MPI_SUCCESS)
+            goto out;
+    }
+
+    /* ---- 4. phase-2 data ---- */
+    {
+        int64_t t = 0;
+        for (int j = 0; j < K; j++) {
+            dtot[j] = 0;
+            for (int k = 0; k < nsrcj[j]; k++)
+                dtot[j] += r2[(size_t)j * maxsrc + k];
+            t += dtot[j];
+        }
+        if (t > D_tot) { /* receive counts disagree with the senders': erroneous */
+            xchg_temp_free(c, D, D_b);
+            D_b = (size_t)t;
+            if (!(D = xchg_temp_alloc(c, D_b, "grid: incoming blocks", &err)))
+                goto out;
+        }
+    }
+    {
+        size_t off = 0;
+        for (int j = 0; j < K && err == MPI_SUCCESS; j++) {
+            if (dtot[j] > 0)
+                err = MPI_Irecv(D + off, (int)dtot[j], MPI_BYTE, j * C + myc, TAG_DATA2,
+                                c->comm, &req[nr++]);
+            off += (size_t)dtot[j];
+        }
+    }
+    for (int j = 0; j < K && err == MPI_SUCCESS; j++) {
+        int64_t b = 0;
+        for (int k = 0; k < nsrc; k++)
+            b += s2[(size_t)j * nsrc + k];
+        if (b == 0)
+            continue;
+        MPI_Datatype ty;
+        err = MPI_Type_create_hindexed(nsrc, len2 + (size_t)j * nsrc,
+                                       disp2 + (size_t)j * nsrc, MPI_BYTE, &ty);
+        if (err == MPI_SUCCESS && (err = MPI_Type_commit(&ty)) == MPI_SUCCESS) {
+            err = MPI_Isend(B, 1, ty, j * C + myc, TAG_DATA2, c->comm, &req[nr++]);
+            MPI_Type_free(&ty); /* freed when the send completes */
+        }
+    }
+    {
+        int werr = MPI_Waitall(nr, req, MPI_STATUSES_IGNORE);
+        nr = 0;
+        if (err == MPI_SUCCESS)
+            err = werr;
+        if (err != MPI_SUCCESS)
+            goto out;
+    }
+    /* unpack: column member by column member, its sources in order */
+    {
+        size_t off = 0;
+        for (int j = 0; j < K; j++) {
+            int n = grid_sources(&g, j * C + myc, tmpsrc);
+            for (int k = 0; k < n; k++) {
+                int s = tmpsrc[k];
+                int64_t b = r2[(size_t)j * maxsrc + k];
+                if (s == me || b == 0)
+                    continue;
+                int64_t room = (int64_t)c->recvcounts[s] * rsz;
+                if (b > room || b % rsz) {
+                    if (err == MPI_SUCCESS)
+                        err = xchg_error_code(MPI_ERR_TRUNCATE, "grid: rank %d sends rank "
+                                              "%d %lld bytes, which recvcounts[%d] (%lld "
+                                              "bytes) does not match", s, me, (long long)b,
+                                              s, (long long)room);
+                } else if (err == MPI_SUCCESS) {
+                    err = xchg_unpack_block(D + off, c->recvbuf, c->rdispls[s],
+                                            (int)(b / rsz), &c->rt);
+                }
+                off += (size_t)b;
+            }
+        }
+    }
+
+out:
+    xchg_temp_free(c, tmpsrc, tmpsrc_b);
+    xchg_temp_free(c, D, D_b);
+    xchg_temp_free(c, B, B_b);
+    xchg_temp_free(c, A, A_b);
+    xchg_temp_free(c, bk, bk_b);
+    if (err == MPI_SUCCESS)
+        err = selferr;
+    return err;
+}

@@ -1,0 +1,485 @@
+/*
+ * hierarchical.c - "hierarchical": node-aware alltoallv through one leader
+ * per node.
+ *
+ * Nodes: MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) of the private
+ * communicator, or, when XCHG_RANKS_PER_NODE=k is set (it must be set alike
+ * on all ranks), consecutive blocks of k ranks (P=7, k=3: nodes of 3, 3, 1)
+ * so that one machine can play many nodes. Each node's lowest rank is its
+ * leader. Nodes are numbered by their leader's rank and ranks are ordered
+ * node by node ("positions"); every rank computes the same order. The node
+ * and leader communicators and that order are cached in
+ * cs->ext[XCHG_EXT_HIERARCHICAL] and rebuilt when XCHG_RANKS_PER_NODE changes.
+ *
+ * One call, sizes travelling ahead of the data (the block to self is copied
+ * locally and takes no part):
+ *  1. members -> leader, MPI_Gather on the node: the byte size of each
+ *     outgoing block (by destination position), the bytes the member
+ *     expects in all (from recvcounts) and an error flag;
+ *  2. leader <-> leader, Isend/Irecv (tag XCHG_TAG_HIER) to every leader:
+ *     the L_N x L_M matrix of block sizes from this node N to node M, plus
+ *     the merged error flag;
+ *  3. leader -> members, MPI_Scatter: each member's incoming block sizes by
+ *     source position, its incoming total, and the merged flag;
+ *  4. data: members pack their blocks in position order and MPI_Gatherv
+ *     them to the leader; leaders exchange one message per node pair with
+ *     hindexed byte types that pick each member's segment on the sending
+ *     side and put each block straight into its receiving member's slot on
+ *     the receiving side (empty node pairs send nothing); MPI_Scatterv
+ *     hands each member its blocks, which it unpacks source by source.
+ * The sizes a member unpacks are the sender's: a block larger than the
+ * receive count gives MPI_ERR_TRUNCATE after the exchange has completed.
+ *
+ * Refusal: every rank allocates its data buffers (and checks the int range
+ * of the collective counts) in step 1 from values it knows, leaders after
+ * step 1 from the members' declared sizes; the first failing rank is merged
+ * into the flag, which steps 2 and 3 carry to every leader and then to every
+ * member before any data moves. So all ranks refuse together. (A program
+ * whose receive counts disagree with the senders' is erroneous; the larger
+ * buffer it needs is then taken locally.) The O(L*P) size tables of a
+ * leader are bookkeeping, like the request arrays of other algorithms.
+ *
+ * Cost: inter-node traffic is (nodes-1) messages per leader instead of
+ * L*(P-L) per node: the win when latency dominates (small blocks, many
+ * ranks per node). Every byte crosses the node twice more (gather,
+ * scatter) and the leader carries its node's whole volume: poor for large
+ * blocks. Memory: a member holds its own outgoing and incoming bytes, a
+ * leader also its node's (G + R) plus 2 L (P+3) size entries.
+ */
+#include "xchg_internal.h"
+
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct hier_state {
+    long rpn;          /* XCHG_RANKS_PER_NODE it was built for; 0: shared memory */
+    MPI_Comm node;     /* this rank's node, members ordered by rank */
+    MPI_Comm leaders;  /* the lowest rank of every node; MPI_COMM_NULL elsewhere */
+    int nnodes, lrank, lsize;
+    int *perm;         /* position -> rank: node by node, members by rank */
+    int *first;        /* node -> its first position; first[nnodes] = P */
+} hier_state;
+
+static void hier_free(void *p)
+{
+    hier_state *h = p;
+    if (!h)
+        return;
+    if (h->node != MPI_COMM_NULL)
+        MPI_Comm_free(&h->node);
+    if (h->leaders != MPI_COMM_NULL)
+        MPI_Comm_free(&h->leaders);
+    free(h->perm);
+    free(h->first);
+    free(h);
+}
+
+static int hier_build(xchg_call *c, long rpn, hier_state **out)
+{
+    const int P = c->size, me = c->rank;
+    hier_state *h = calloc(1, sizeof *h);
+    int *tmp = malloc(sizeof(int) * 3 * (size_t)P);
+    if (h) {
+        h->node = h->leaders = MPI_COMM_NULL;
+        h->perm = malloc(sizeof(int) * (size_t)P);
+        h->first = malloc(sizeof(int) * ((size_t)P + 1));
+    }
+    if (!h || !tmp || !h->perm || !h->first) {
+        hier_free(h);
+        free(tmp);
+        return xchg_error_code(MPI_ERR_NO_MEM, "hierarchical: no memory for node tables "
+                               "on rank %d", me);
+    }
+    h->rpn = rpn;
+    int rc = rpn > 0 ? MPI_Comm_split(c->comm, (int)(me / rpn), me, &h->node)
+                     : MPI_Comm_split_type(c->comm, MPI_COMM_TYPE_SHARED, me,
+                                           MPI_INFO_NULL, &h->node);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Comm_set_errhandler(h->node, MPI_ERRORS_RETURN);
+    if (rc == MPI_SUCCESS) {
+        MPI_Comm_rank(h->node, &h->lrank);
+        MPI_Comm_size(h->node, &h->lsize);
+        rc = MPI_Comm_split(c->comm, h->lrank == 0 ? 0 : MPI_UNDEFINED, me, &h->leaders);
+    }
+    if (rc == MPI_SUCCESS && h->leaders != MPI_COMM_NULL)
+        rc = MPI_Comm_set_errhandler(h->leaders, MPI_ERRORS_RETURN);
+    /* The leader (local rank 0) is the node's lowest rank: key = rank. */
+    int *lead = tmp, *nid = tmp + P, *cur = tmp + 2 * P;
+    int myleader = me;
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Bcast(&myleader, 1, MPI_INT, 0, h->node);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Allgather(&myleader, 1, MPI_INT, lead, 1, MPI_INT, c->comm);
+    if (rc == MPI_SUCCESS) {
+        /* Node numbers follow the leaders' ranks, as in the leaders' comm. */
+        int n = 0;
+        for (int r = 0; r < P; r++)
+            if (lead[r] == r)
+                nid[r] = n++;
+        h->nnodes = n;
+        for (int i = 0; i <= n; i++)
+            h->first[i] = 0;
+        for (int r = 0; r < P; r++)
+            h->first[nid[lead[r]] + 1]++;
+        for (int i = 0; i < n; i++)
+            h->first[i + 1] += h->first[i];
+        for (int i = 0; i < n; i++)
+            cur[i] = h->first[i];
+        for (int r = 0; r < P; r++)
+            h->perm[cur[nid[lead[r]]]++] = r;
+    }
+    free(tmp);
+    if (rc != MPI_SUCCESS) {
+        hier_free(h);
+        return rc;
+    }
+    *out = h;
+    return MPI_SUCCESS;
+}
+
+/* Error flags travel as two int64: first failing rank + 1 (0: none) and its
+ * error class. Merging keeps the lowest rank, so every rank ends up with the
+ * same verdict. */
+static void flag_merge(int64_t *dst, const int64_t *src)
+{
+    if (src[0] && (!dst[0] || src[0] < dst[0])) {
+        dst[0] = src[0];
+        dst[1] = src[1];
+    }
+}
+
+int xchg_alltoallv_hierarchical(xchg_call *c)
+{
+    const int P = c->size, me = c->rank;
+    if (P == 1)
+        return xchg_self_copy(c);
+    const long rpn = xchg_env_long("XCHG_RANKS_PER_NODE", 0, 1, INT_MAX);
+    hier_state *h = c->cs->ext[XCHG_EXT_HIERARCHICAL];
+    int rc = MPI_SUCCESS;
+    if (h && h->rpn != rpn) { /* same on all ranks: the variable is read alike */
+        hier_free(h);
+        c->cs->ext[XCHG_EXT_HIERARCHICAL] = h = NULL;
+    }
+    if (!h) {
+        if ((rc = hier_build(c, rpn, &h)) != MPI_SUCCESS)
+            return rc;
+        c->cs->ext[XCHG_EXT_HIERARCHICAL] = h;
+        c->cs->ext_free[XCHG_EXT_HIERARCHICAL] = hier_free;
+    }
+
+    const int L = h->lsize, N = h->nnodes, leader = h->lrank == 0;
+    const int *perm = h->perm, *first = h->first;
+    const int H = P + 3; /* header: P sizes, a total, the flag */
+    const int64_t ssz = c->st.size, rsz = c->rt.size;
+    int err = MPI_SUCCESS, myerr = MPI_SUCCESS;
+
+    /* Temporaries; sizes kept for xchg_temp_free. */
+    int64_t *mh = NULL, *lh = NULL, *sh = NULL, *smsg = NULL, *rmsg = NULL;
+    char *obuf = NULL, *ibuf = NULL, *G = NULL, *R = NULL;
+    int *ibk = NULL;          /* leader: gcount goff rcount roff, L each */
+    MPI_Aint *abk = NULL;     /* leader: send displs N*L, recv displs L*P */
+    int *len = NULL;          /* leader: send lengths N*L, one recv type's lengths */
+    MPI_Aint *rdtmp = NULL;   /* leader: one recv type's displacements */
+    MPI_Request *req = NULL;
+    size_t mh_b = sizeof(int64_t) * (size_t)H, lh_b = 0, sh_b = 0, smsg_b = 0, rmsg_b = 0;
+    size_t obuf_b = 0, ibuf_b = 0, G_b = 0, R_b = 0, ibk_b = 0, abk_b = 0, len_b = 0;
+    size_t rdtmp_b = 0, req_b = 0;
+    int64_t out_total = 0, in_decl = 0, R_decl = 0;
+
+    int selferr = xchg_self_copy(c);
+
+    /* ---- 1. members tell the leader their sizes and allocate ---- */
+    if (!(mh = xchg_temp_alloc(c, mh_b, "hierarchical: size header", &err)))
+        return err;
+    for (int p = 0; p < P; p++) {
+        int r = perm[p];
+        mh[p] = r == me ? 0 : (int64_t)c->sendcounts[r] * ssz;
+        out_total += mh[p];
+    }
+    for (int r = 0; r < P; r++)
+        if (r != me)
+            in_decl += (int64_t)c->recvcounts[r] * rsz;
+    mh[P] = in_decl;
+    if (out_total > INT_MAX || in_decl > INT_MAX) {
+        myerr = xchg_error_code(MPI_ERR_COUNT, "hierarchical: rank %d sends %lld and "
+                                "receives %lld bytes, beyond the int range of its node "
+                                "collectives", me, (long long)out_total, (long long)in_decl);
+    } else {
+        obuf_b = (size_t)out_total;
+        ibuf_b = (size_t)in_decl;
+        if ((obuf = xchg_temp_alloc(c, obuf_b, "hierarchical: outgoing blocks", &myerr)))
+            ibuf = xchg_temp_alloc(c, ibuf_b, "hierarchical: incoming blocks", &myerr);
+    }
+    mh[P + 1] = myerr != MPI_SUCCESS ? me + 1 : 0;
+    mh[P + 2] = 0;
+    if (myerr != MPI_SUCCESS && MPI_Error_class(myerr, &rc) == MPI_SUCCESS)
+        mh[P + 2] = rc;
+    int64_t flag[2] = {mh[P + 1], mh[P + 2]};
+
+    if (leader) {
+        int maxL = 0; /* largest node: a receive type has maxL * L blocks */
+        for (int M = 0; M < N; M++)
+            if (first[M + 1] - first[M] > maxL)
+                maxL = first[M + 1] - first[M];
+        lh_b = sh_b = sizeof(int64_t) * (size_t)L * (size_t)H;
+        ibk_b = sizeof(int) * 4 * (size_t)L;
+        abk_b = sizeof(MPI_Aint) * ((size_t)N * L + (size_t)L * P);
+        len_b = sizeof(int) * ((size_t)N * L + (size_t)maxL * L);
+        rdtmp_b = sizeof(MPI_Aint) * (size_t)maxL * L;
+        smsg_b = sizeof(int64_t) * (2 * (size_t)N + (size_t)L * P);
+        rmsg_b = smsg_b;
+        req_b = sizeof(MPI_Request) * 2 * (size_t)N;
+        if (!(lh = xchg_temp_alloc(c, lh_b, "hierarchical: leader size table", &err)) ||
+            !(sh = xchg_temp_alloc(c, sh_b, "hierarchical: leader size table", &err)) ||
+            !(ibk = xchg_temp_alloc(c, ibk_b, "hierarchical: leader counts", &err)) ||
+            !(abk = xchg_temp_alloc(c, abk_b, "hierarchical: leader displacements", &err)) ||
+            !(len = xchg_temp_alloc(c, len_b, "hierarchical: leader lengths", &err)) ||
+            !(rdtmp = xchg_temp_alloc(c, rdtmp_b, "hierarchical: leader displacements", &err)) ||
+            !(smsg = xchg_temp_alloc(c, smsg_b, "hierarchical: leader size messages", &err)) ||
+            !(rmsg = xchg_temp_alloc(c, rmsg_b, "hierarchical: leader size messages", &err)) ||
+            !(req = xchg_temp_alloc(c, req_b, "hierarchical: leader requests", &err)))
+            goto out;
+    }
+    int *gcount = ibk, *goff = ibk ? ibk + L : NULL, *rcount = ibk ? ibk + 2 * L : NULL,
+        *roff = ibk ? ibk + 3 * L : NULL;
+    MPI_Aint *sdisp = abk, *rdisp = abk ? abk + (size_t)N * L : NULL;
+    int *slen = len, *rlen = len ? len + (size_t)N * L : NULL;
+
+    if ((err = MPI_Gather(mh, H, MPI_INT64_T, lh, H, MPI_INT64_T, 0, h->node)) != MPI_SUCCESS)
+        goto out;
+
+    /* ---- 2. leaders: allocate node buffers, exchange sizes and flags ---- */
+    if (leader) {
+        int64_t gtot = 0;
+        for (int l = 0; l < L; l++) {
+            const int64_t *row = lh + (size_t)l * H;
+            flag_merge(flag, row + P + 1);
+            int64_t t = 0;
+            for (int p = 0; p < P; p++)
+                t += row[p];
+            /* members checked their own totals against INT_MAX */
+            gcount[l] = (int)(t > INT_MAX ? 0 : t);
+            goff[l] = (int)(gtot > INT_MAX ? 0 : gtot);
+            gtot += t;
+            R_decl += row[P];
+        }
+        int lerr = MPI_SUCCESS;
+        if (gtot > INT_MAX || R_decl > INT_MAX) {
+            lerr = xchg_error_code(MPI_ERR_COUNT, "hierarchical: node of rank %d moves %lld "
+                                   "bytes out and %lld in, beyond the int range of its "
+                                   "node collectives", me, (long long)gtot,
+                                   (long long)R_decl);
+        } else {
+            G_b = (size_t)gtot;
+            R_b = (size_t)R_decl;
+            if ((G = xchg_temp_alloc(c, G_b, "hierarchical: node outgoing data", &lerr)))
+                R = xchg_temp_alloc(c, R_b, "hierarchical: node incoming data", &lerr);
+        }
+        if (lerr != MPI_SUCCESS) {
+            int cls;
+            MPI_Error_class(lerr, &cls);
+            int64_t f[2] = {me + 1, cls};
+            flag_merge(flag, f);
+            if (myerr == MPI_SUCCESS)
+                myerr = lerr;
+        }
+        /* Send-side segments: member l's blocks for node M, in G. */
+        for (int l = 0; l < L; l++) {
+            const int64_t *row = lh + (size_t)l * H;
+            MPI_Aint run = goff[l];
+            for (int M = 0; M < N; M++) {
+                int64_t t = 0;
+                for (int p = first[M]; p < first[M + 1]; p++)
+                    t += row[p];
+                sdisp[(size_t)M * L + l] = run;
+                slen[(size_t)M * L + l] = (int)t;
+                run += (MPI_Aint)t;
+            }
+        }
+        /* Size messages: to node M, [flag, S[l][m] for l < L, m < L_M]. */
+        int64_t *sp = smsg, *rp = rmsg;
+        int nr = 0;
+        for (int M = 0; M < N; M++) {
+            int LM = first[M + 1] - first[M];
+            err = MPI_Irecv(rp, 2 + LM * L, MPI_INT64_T, M, XCHG_TAG_HIER, h->leaders,
+                            &req[nr++]);
+            if (err != MPI_SUCCESS)
+                break;
+            rp += 2 + (size_t)LM * L;
+        }
+        for (int M = 0; M < N && err == MPI_SUCCESS; M++) {
+            int LM = first[M + 1] - first[M];
+            sp[0] = flag[0];
+            sp[1] = flag[1];
+            for (int l = 0; l < L; l++)
+                for (int m = 0; m < LM; m++)
+                    sp[2 + l * LM + m] = lh[(size_t)l * H + first[M] + m];
+            err = MPI_Isend(sp, 2 + L * LM, MPI_INT64_T, M, XCHG_TAG_HIER, h->leaders,
+                            &req[nr++]);
+            sp += 2 + (size_t)L * LM;
+        }
+        int werr = MPI_Waitall(nr, req, MPI_STATUSES_IGNORE);
+        if (err == MPI_SUCCESS)
+            err = werr;
+        if (err != MPI_SUCCESS)
+            goto out;
+        /* Every leader merges every leader's flag: the same verdict. Then
+         * the scatter header: member m's sizes by source position. */
+        rp = rmsg;
+        int64_t R_act = 0;
+        for (int M = 0; M < N; M++) {
+            int LM = first[M + 1] - first[M];
+            flag_merge(flag, rp);
+            for (int l2 = 0; l2 < LM; l2++)
+                for (int m = 0; m < L; m++)
+                    sh[(size_t)m * H + first[M] + l2] = rp[2 + l2 * L + m];
+            rp += 2 + (size_t)LM * L;
+        }
+        for (int m = 0; m < L; m++) {
+            int64_t *row = sh + (size_t)m * H, t = 0;
+            MPI_Aint *rd = rdisp + (size_t)m * P;
+            roff[m] = (int)R_act;
+            for (int p = 0; p < P; p++) {
+                rd[p] = (MPI_Aint)(R_act + t);
+                t += row[p];
+            }
+            row[P] = t;
+            row[P + 1] = flag[0];
+            row[P + 2] = flag[1];
+            rcount[m] = (int)(t > INT_MAX ? 0 : t);
+            R_act += t;
+        }
+        if (!flag[0] && R_act > R_decl) {
+            /* Receive counts disagree with the senders': erroneous, but
+             * take the room rather than overrun. */
+            xchg_temp_free(c, R, R_b);
+            R_b = (size_t)R_act;
+            if (!(R = xchg_temp_alloc(c, R_b, "hierarchical: node incoming data", &err)))
+                goto out;
+        }
+    }
+
+    /* ---- 3. members learn their incoming sizes and the verdict ---- */
+    if ((err = MPI_Scatter(sh, H, MPI_INT64_T, mh, H, MPI_INT64_T, 0, h->node)) != MPI_SUCCESS)
+        goto out;
+    if (mh[P + 1]) {
+        err = myerr != MPI_SUCCESS
+                  ? myerr
+                  : xchg_error_code((int)mh[P + 2], "hierarchical: rank %d could not take "
+                                    "part (see its error), so no rank exchanged",
+                                    (int)(mh[P + 1] - 1));
+        goto out;
+    }
+    if (mh[P] > (int64_t)ibuf_b) { /* erroneous receive counts, as above */
+        xchg_temp_free(c, ibuf, ibuf_b);
+        ibuf_b = (size_t)mh[P];
+        if (!(ibuf = xchg_temp_alloc(c, ibuf_b, "hierarchical: incoming blocks", &err)))
+            goto out;
+    }
+
+    /* ---- 4. data: pack, gather, leaders exchange, scatter, unpack ---- */
+    {
+        size_t off = 0;
+        for (int p = 0; p < P && err == MPI_SUCCESS; p++) {
+            int r = perm[p];
+            if (r == me)
+                continue;
+            err = xchg_pack_block(c->sendbuf, c->sdispls[r], c->sendcounts[r], &c->st,
+                                  obuf + off);
+            off += (size_t)c->sendcounts[r] * (size_t)ssz;
+        }
+    }
+    if (err != MPI_SUCCESS)
+        goto out;
+    if ((err = MPI_Gatherv(obuf, (int)out_total, MPI_BYTE, G, gcount, goff, MPI_BYTE, 0,
+                           h->node)) != MPI_SUCCESS)
+        goto out;
+    if (leader) {
+        int nr = 0;
+        const int64_t *rp = rmsg;
+        for (int M = 0; M < N && err == MPI_SUCCESS; M++) {
+            int LM = first[M + 1] - first[M], k = 0;
+            int64_t t = 0;
+            /* blocks arrive source member major, destination member minor */
+            for (int l2 = 0; l2 < LM; l2++)
+                for (int m = 0; m < L; m++, k++) {
+                    rlen[k] = (int)rp[2 + l2 * L + m];
+                    rdtmp[k] = rdisp[(size_t)m * P + first[M] + l2];
+                    t += rlen[k];
+                }
+            rp += 2 + (size_t)LM * L;
+            if (t == 0)
+                continue;
+            MPI_Datatype ty;
+            err = MPI_Type_create_hindexed(k, rlen, rdtmp, MPI_BYTE, &ty);
+            if (err == MPI_SUCCESS && (err = MPI_Type_commit(&ty)) == MPI_SUCCESS) {
+                err = MPI_Irecv(R, 1, ty, M, XCHG_TAG_HIER, h->leaders, &req[nr++]);
+                MPI_Type_free(&ty); /* freed when the receive completes */
+            }
+        }
+        for (int M = 0; M < N && err == MPI_SUCCESS; M++) {
+            int64_t t = 0;
+            for (int l = 0; l < L; l++)
+                t += slen[(size_t)M * L + l];
+            if (t == 0)
+                continue;
+            MPI_Datatype ty;
+            err = MPI_Type_create_hindexed(L, slen + (size_t)M * L, sdisp + (size_t)M * L,
+                                           MPI_BYTE, &ty);
+            if (err == MPI_SUCCESS && (err = MPI_Type_commit(&ty)) == MPI_SUCCESS) {
+                err = MPI_Isend(G, 1, ty, M, XCHG_TAG_HIER, h->leaders, &req[nr++]);
+                MPI_Type_free(&ty);
+            }
+        }
+        int werr = MPI_Waitall(nr, req, MPI_STATUSES_IGNORE);
+        if (err == MPI_SUCCESS)
+            err = werr;
+        if (err != MPI_SUCCESS)
+            goto out;
+    }
+    if ((err = MPI_Scatterv(R, rcount, roff, MPI_BYTE, ibuf, (int)mh[P], MPI_BYTE, 0,
+                            h->node)) != MPI_SUCCESS)
+        goto out;
+    {
+        size_t off = 0;
+        for (int p = 0; p < P; p++) {
+            int r = perm[p];
+            int64_t b = mh[p];
+            if (r == me || b == 0)
+                continue;
+            int64_t room = (int64_t)c->recvcounts[r] * rsz;
+            if (b > room || b % rsz) {
+                if (err == MPI_SUCCESS)
+                    err = xchg_error_code(MPI_ERR_TRUNCATE, "hierarchical: rank %d sends "
+                                          "rank %d %lld bytes, which recvcounts[%d] (%lld "
+                                          "bytes) does not match", r, me, (long long)b, r,
+                                          (long long)room);
+            } else if (err == MPI_SUCCESS) {
+                err = xchg_unpack_block(ibuf + off, c->recvbuf, c->rdispls[r],
+                                        (int)(b / rsz), &c->rt);
+            }
+            off += (size_t)b;
+        }
+    }
+
+out:
+    xchg_temp_free(c, req, req_b);
+    xchg_temp_free(c, rmsg, rmsg_b);
+    xchg_temp_free(c, smsg, smsg_b);
+    xchg_temp_free(c, rdtmp, rdtmp_b);
+    xchg_temp_free(c, len, len_b);
+    xchg_temp_free(c, abk, abk_b);
+    xchg_temp_free(c, ibk, ibk_b);
+    xchg_temp_free(c, R, R_b);
+    xchg_temp_free(c, G, G_b);
+    xchg_temp_free(c, sh, sh_b);
+    xchg_temp_free(c, lh, lh_b);
+    xchg_temp_free(c, ibuf, ibuf_b);
+    xchg_temp_free(c, obuf, obuf_b);
+    xchg_temp_free(c, mh, mh_b);
+    if (err == MPI_SUCCESS)
+        err = selferr;
+    return err;
+}

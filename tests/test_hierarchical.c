@@ -1,0 +1,123 @@
+/*
+ * test_hierarchical.c - the node grouping of "hierarchical" takes effect
+ * and follows XCHG_RANKS_PER_NODE when it changes between calls.
+ *
+ * For k = 2, 3, 1, unset, 2 (set with setenv identically on all ranks
+ * between calls on the same communicator) it runs one exchange, checks the
+ * received values by formula, and checks the leaders through the temporary
+ * memory xchg_get_stats reports: a leader also holds its node's outgoing
+ * and incoming data, so within each node of more than one rank the leader
+ * (the node's first rank) reports strictly more than every other member.
+ * With the variable unset all ranks of this machine share one node, led by
+ * rank 0. Prints "N passed, M failed"; exits non-zero on a failure.
+ */
+#include "xchg.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int me, P, npass, nfail;
+
+static void verdict(const char *what, int ok)
+{
+    int all = 0;
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (all) {
+        npass++;
+    } else {
+        nfail++;
+        if (me == 0)
+            fprintf(stderr, "FAILED: %s\n", what);
+    }
+}
+
+/* Rank s sends rank d (s + d) % 4 + 1 ints, value s * 1000000 + d * 1000 + i. */
+static int count(int s, int d) { return (s + d) % 4 + 1; }
+
+static int run_once(MPI_Comm comm, int k)
+{
+    int *sc = malloc(sizeof(int) * P), *sd = malloc(sizeof(int) * P);
+    int *rc = malloc(sizeof(int) * P), *rd = malloc(sizeof(int) * P);
+    int ns = 0, nr = 0;
+    for (int r = 0; r < P; r++) {
+        sc[r] = count(me, r);
+        sd[r] = ns;
+        ns += sc[r];
+        rc[r] = count(r, me);
+        rd[r] = nr + 1; /* a gap before each block stays untouched */
+        nr += rc[r] + 1;
+    }
+    int *sb = malloc(sizeof(int) * (size_t)ns), *rb = malloc(sizeof(int) * (size_t)nr);
+    for (int r = 0; r < P; r++)
+        for (int i = 0; i < sc[r]; i++)
+            sb[sd[r] + i] = me * 1000000 + r * 1000 + i;
+    for (int i = 0; i < nr; i++)
+        rb[i] = -7;
+    int ok = xchg_alltoallv_algo(XCHG_ALGO_HIERARCHICAL, sb, sc, sd, MPI_INT, rb, rc, rd,
+                                 MPI_INT, comm) == MPI_SUCCESS;
+    for (int r = 0; r < P && ok; r++) {
+        if (rb[rd[r] - 1] != -7)
+            ok = 0;
+        for (int i = 0; i < rc[r]; i++)
+            if (rb[rd[r] + i] != r * 1000000 + me * 1000 + i)
+                ok = 0;
+    }
+    char what[64];
+    snprintf(what, sizeof what, "values, XCHG_RANKS_PER_NODE=%d", k);
+    verdict(what, ok);
+
+    /* leaders hold more temporary memory than the members of their node */
+    xchg_stats st;
+    unsigned long long mine = 0, *all = malloc(sizeof *all * (size_t)P);
+    if (xchg_get_stats(comm, &st) == MPI_SUCCESS && st.algo == XCHG_ALGO_HIERARCHICAL)
+        mine = st.temp_bytes;
+    MPI_Allgather(&mine, 1, MPI_UNSIGNED_LONG_LONG, all, 1, MPI_UNSIGNED_LONG_LONG, comm);
+    int kk = k > 0 ? k : P;
+    ok = 1;
+    for (int r = 0; r < P; r++) {
+        if (P > 1 && all[r] == 0) /* P = 1 is a local copy */
+            ok = 0;
+        int lead = r / kk * kk;
+        if (r != lead && all[r] >= all[lead])
+            ok = 0;
+    }
+    snprintf(what, sizeof what, "leaders, XCHG_RANKS_PER_NODE=%d", k);
+    verdict(what, ok);
+    free(all);
+    free(sb);
+    free(rb);
+    free(sc);
+    free(sd);
+    free(rc);
+    free(rd);
+    return ok;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &P);
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    const int ks[] = {2, 3, 1, 0, 2};
+    for (int i = 0; i < 5; i++) {
+        char v[16];
+        if (ks[i] > 0) {
+            snprintf(v, sizeof v, "%d", ks[i]);
+            setenv("XCHG_RANKS_PER_NODE", v, 1);
+        } else {
+            /* unset: the real (shared-memory) nodes; this test assumes
+             * one machine */
+            unsetenv("XCHG_RANKS_PER_NODE");
+        }
+        run_once(comm, ks[i]);
+        run_once(comm, ks[i]); /* the cached grouping, again */
+    }
+    MPI_Comm_free(&comm);
+    if (me == 0)
+        printf("test_hierarchical on %d ranks: %d passed, %d failed\n", P, npass, nfail);
+    MPI_Finalize();
+    return nfail ? 1 : 0;
+}
