@@ -94,6 +94,58 @@ XCHG_API xchg_algo xchg_algo_at(int i);
  * returns a wrong string for error codes a library adds to a standard class. */
 XCHG_API int xchg_error_string(int code, char *string, int *resultlen);
 
+/*
+ * Persistent exchange: the same exchange shape run many times, as MPI-4's
+ * MPI_Alltoallv_init / MPI_Start / MPI_Wait / MPI_Request_free.
+ *
+ * xchg_alltoallv_init is collective over comm and does all one-time work
+ * (algorithm choice, message schedules, datatype handling, RMA windows,
+ * exchange of remote displacements); each xchg_start then only moves data.
+ * Buffers, counts, displacements and datatypes are fixed at init; the
+ * contents of the buffers may change between starts. xchg copies the four
+ * count/displacement arrays and duplicates derived datatypes at init, so the
+ * caller may free or reuse them right after init returns. The buffers must
+ * stay valid until xchg_request_free. With MPI_IN_PLACE as sendbuf, the data
+ * sent by each start is what recvbuf's blocks hold when xchg_start is called.
+ * comm must not be freed before the request.
+ *
+ * xchg_start (collective, all ranks start the same request in the same
+ * order) begins one exchange; between xchg_start and the completing
+ * xchg_wait/xchg_test the buffers must not be touched. Some algorithms
+ * complete the whole exchange inside xchg_start (those without a
+ * persistent plan of their own replay the blocking call); xchg_wait is then
+ * immediate. xchg_test sets *flag to 1 once the exchange is complete (the
+ * request is then inactive again), else to 0.
+ * xchg_request_free (collective: it may free an RMA window) frees an
+ * inactive request and sets *req to XCHG_REQUEST_NULL.
+ *
+ * Errors (MPI_ERR_REQUEST, raised through comm's error handler, or
+ * MPI_COMM_SELF's for a NULL request): starting an active request,
+ * waiting/testing an inactive one, freeing an active one, a NULL request.
+ * The plain init honours XCHG_ALLTOALLV_ALGO, as xchg_alltoallv does. info
+ * is reserved (pass MPI_INFO_NULL).
+ */
+typedef struct xchg_request_s *xchg_request;
+#define XCHG_REQUEST_NULL ((xchg_request)0)
+
+XCHG_API int xchg_alltoallv_init(const void *sendbuf, const int sendcounts[],
+                        const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                        const int recvcounts[], const int rdispls[],
+                        MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                        xchg_request *req);
+/* The same with one algorithm forced, as xchg_alltoallv_algo. */
+XCHG_API int xchg_alltoallv_init_algo(xchg_algo algo, const void *sendbuf,
+                        const int sendcounts[], const int sdispls[],
+                        MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                        const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                        MPI_Info info, xchg_request *req);
+XCHG_API int xchg_start(xchg_request req);
+XCHG_API int xchg_wait(xchg_request req);
+XCHG_API int xchg_test(xchg_request req, int *flag);
+XCHG_API int xchg_request_free(xchg_request *req);
+/* The algorithm a request runs ("auto" resolved at init). */
+XCHG_API xchg_algo xchg_request_algo(xchg_request req);
+
 /* What the last xchg call on a communicator did, on this rank. */
 typedef struct xchg_stats {
     xchg_algo algo;          /* the algorithm that ran ("auto" resolved);

@@ -5,7 +5,9 @@
  * XCHG_ALLTOALLV_ALGO variable and xchg-bench all use it), the function,
  * and one line on when it wins (the README's algorithm list says the same).
  * Adding an algorithm: write src/alltoallv/NAME.c with the xchg_alltoallv_fn
- * signature, add its id to xchg.h and one line here.
+ * signature, add its id to xchg.h and one line here. The optional fifth
+ * field gives persistent hooks (xchg_persist_ops); without it
+ * xchg_alltoallv_init replays the blocking call at each start.
  */
 #include "xchg_internal.h"
 
@@ -21,12 +23,24 @@ int xchg_alltoallv_bruck_twophase(xchg_call *c);
 int xchg_alltoallv_bruck_radix(xchg_call *c);
 int xchg_alltoallv_hierarchical(xchg_call *c);
 int xchg_alltoallv_grid(xchg_call *c);
+int xchg_alltoallv_rma_fence(xchg_call *c);
+int xchg_alltoallv_rma_lock(xchg_call *c);
 
+/* Persistent hooks (xchg_persist_ops); entries without take the generic path. */
+extern const xchg_persist_ops xchg_vendor_persist, xchg_linear_persist,
+    xchg_rma_fence_persist, xchg_rma_lock_persist;
+
+/* Entries may stop after `when`: the persistent hooks then default to NULL
+ * (generic path), so -Wextra must not ask for them. */
+#if defined(__GNUC__)
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+#endif
 static const xchg_algo_info registry[] = {
     {XCHG_ALGO_VENDOR, "vendor", xchg_alltoallv_vendor,
-     "the MPI library's MPI_Alltoallv: the baseline"},
+     "the MPI library's MPI_Alltoallv: the baseline", &xchg_vendor_persist},
     {XCHG_ALGO_LINEAR, "linear", xchg_alltoallv_linear,
-     "all messages posted at once: medium P, medium and large messages"},
+     "all messages posted at once: medium P, medium and large messages",
+     &xchg_linear_persist},
     {XCHG_ALGO_PAIRWISE, "pairwise", xchg_alltoallv_pairwise,
      "one partner per step: large messages, where contention matters more than latency"},
     {XCHG_ALGO_SCATTERED, "scattered", xchg_alltoallv_scattered,
@@ -43,6 +57,12 @@ static const xchg_algo_info registry[] = {
      "gather per node, one message per node pair, scatter: many ranks per node, small blocks"},
     {XCHG_ALGO_GRID, "grid", xchg_alltoallv_grid,
      "row then column through a sqrt(P) grid: about 2 sqrt(P) messages, small blocks at large P"},
+    {XCHG_ALGO_RMA_FENCE, "rma_fence", xchg_alltoallv_rma_fence,
+     "MPI_Put between two fences, window made once: persistent use, blocks from ~32 KiB",
+     &xchg_rma_fence_persist},
+    {XCHG_ALGO_RMA_LOCK, "rma_lock", xchg_alltoallv_rma_lock,
+     "passive-target MPI_Put with pairwise ready/done messages: persistent, sparse patterns",
+     &xchg_rma_lock_persist},
 };
 
 enum { REGISTRY_N = (int)(sizeof registry / sizeof registry[0]) };

@@ -35,9 +35,10 @@ static int check_counts(const int counts[], const int displs[], int P,
     return MPI_SUCCESS;
 }
 
-static int check_args(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                      MPI_Datatype sendtype, const void *recvbuf, const int recvcounts[],
-                      const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+int xchg_check_alltoallv_args(const void *sendbuf, const int sendcounts[],
+                              const int sdispls[], MPI_Datatype sendtype,
+                              const void *recvbuf, const int recvcounts[],
+                              const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
     int flag = 0, P = 0, rc;
     if (comm == MPI_COMM_NULL)
@@ -62,29 +63,37 @@ static int check_args(const void *sendbuf, const int sendcounts[], const int sdi
     return check_type(sendtype, "sendtype");
 }
 
+void xchg_block_span(const int counts[], const int displs[], int P,
+                     const xchg_typeinfo *ti, MPI_Aint *lo, size_t *bytes)
+{
+    MPI_Aint l = 0, h = 0;
+    int any = 0;
+    for (int i = 0; i < P; i++) {
+        if (counts[i] == 0 || ti->size == 0)
+            continue;
+        MPI_Aint b = (MPI_Aint)displs[i] * ti->extent + ti->true_lb;
+        MPI_Aint e = b + (MPI_Aint)(counts[i] - 1) * ti->extent + ti->true_extent;
+        if (!any || b < l) l = b;
+        if (!any || e > h) h = e;
+        any = 1;
+    }
+    *lo = l;
+    *bytes = any ? (size_t)(h - l) : 0;
+}
+
 /* MPI_IN_PLACE: data to send is in recvbuf, laid out by recvcounts/rdispls.
  * Copy the byte span those blocks cover into a temporary buffer and send
  * from there with the receive layout; the algorithm then writes recvbuf as
  * usual, touching only the received blocks. */
 static int resolve_in_place(xchg_call *c, void **tmp, size_t *tmpbytes)
 {
-    MPI_Aint lo = 0, hi = 0;
-    int any = 0;
-    for (int i = 0; i < c->size; i++) {
-        if (c->recvcounts[i] == 0 || c->rt.size == 0)
-            continue;
-        MPI_Aint b = (MPI_Aint)c->rdispls[i] * c->rt.extent + c->rt.true_lb;
-        MPI_Aint e = b + (MPI_Aint)(c->recvcounts[i] - 1) * c->rt.extent + c->rt.true_extent;
-        if (!any || b < lo) lo = b;
-        if (!any || e > hi) hi = e;
-        any = 1;
-    }
+    MPI_Aint lo;
+    xchg_block_span(c->recvcounts, c->rdispls, c->size, &c->rt, &lo, tmpbytes);
     int err = MPI_SUCCESS;
-    *tmpbytes = any ? (size_t)(hi - lo) : 0;
     *tmp = xchg_temp_alloc(c, *tmpbytes, "MPI_IN_PLACE copy of recvbuf", &err);
     if (!*tmp)
         return err;
-    if (any)
+    if (*tmpbytes)
         memcpy(*tmp, (char *)c->recvbuf + lo, *tmpbytes);
     /* Same layout as recvbuf: element d of the copy is at tmp - lo + d*extent. */
     c->sendbuf = (char *)*tmp - lo;
@@ -94,30 +103,37 @@ static int resolve_in_place(xchg_call *c, void **tmp, size_t *tmpbytes)
     return MPI_SUCCESS;
 }
 
-static int run(xchg_algo algo, int from_env, const void *sendbuf, const int sendcounts[],
-               const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
-               const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
-               MPI_Comm comm)
+int xchg_resolve_algo(xchg_algo algo, int from_env, xchg_algo *out)
 {
-    int rc = check_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                        rdispls, recvtype, comm);
-    if (rc != MPI_SUCCESS)
-        return xchg_raise(comm, rc);
-
     if (from_env) {
         const char *name = getenv("XCHG_ALLTOALLV_ALGO");
         if (name && *name) {
             algo = xchg_algo_from_name(name);
             if (algo == XCHG_ALGO_INVALID)
-                return xchg_raise(comm, xchg_error_code(MPI_ERR_ARG,
+                return xchg_error_code(MPI_ERR_ARG,
                                   "XCHG_ALLTOALLV_ALGO=%s names no algorithm of this build "
                                   "(see xchg_algo_count/xchg_algo_at, or xchg-bench --list)",
-                                  name));
+                                  name);
         }
     }
     if (algo != XCHG_ALGO_AUTO && !xchg_registry_find(algo))
-        return xchg_raise(comm, xchg_error_code(MPI_ERR_ARG, "algo %d is not an algorithm "
-                          "of this build", (int)algo));
+        return xchg_error_code(MPI_ERR_ARG, "algo %d is not an algorithm of this build",
+                               (int)algo);
+    *out = algo;
+    return MPI_SUCCESS;
+}
+
+static int run(xchg_algo algo, int from_env, const void *sendbuf, const int sendcounts[],
+               const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+               const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+               MPI_Comm comm)
+{
+    int rc = xchg_check_alltoallv_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                       recvcounts, rdispls, recvtype, comm);
+    if (rc == MPI_SUCCESS)
+        rc = xchg_resolve_algo(algo, from_env, &algo);
+    if (rc != MPI_SUCCESS)
+        return xchg_raise(comm, rc);
 
     xchg_comm_state *cs;
     if ((rc = xchg_comm_state_get(comm, &cs)) != MPI_SUCCESS)

@@ -20,7 +20,8 @@ enum {
     XCHG_TAG_BRUCK = 110,
     XCHG_TAG_HIER = 120,
     XCHG_TAG_GRID = 130,
-    XCHG_TAG_RMA = 140,
+    XCHG_TAG_RMA = 140,      /* rma_lock: "target ready" */
+    XCHG_TAG_RMA_DONE = 141, /* rma_lock: "data delivered" */
     XCHG_TAG_SPARSE = 200 /* 200..299 reserved for sparse exchange */
 };
 
@@ -93,11 +94,32 @@ typedef struct xchg_call {
  * an error made with xchg_error_code() carries its own message. */
 typedef int (*xchg_alltoallv_fn)(xchg_call *c);
 
+/* Optional persistent hooks of an algorithm (xchg_alltoallv_init). init is
+ * collective and does all one-time work; start only moves data (it may
+ * complete the exchange or leave it in flight); test sets *flag when the
+ * exchange is complete; wait completes it; free is collective (it may free
+ * windows) and is called only while idle. The xchg_call lives as long as the
+ * plan: its arrays are the request's own copies, its buffers the caller's
+ * (sendbuf is the request's in-place copy for MPI_IN_PLACE). Temporary
+ * memory a plan keeps is taken with xchg_temp_alloc on that call. An algorithm
+ * without hooks gets the generic path: start runs the blocking call. */
+typedef struct xchg_persist_ops {
+    int (*init)(xchg_call *c, void **plan);
+    int (*start)(xchg_call *c, void *plan);
+    int (*test)(xchg_call *c, void *plan, int *flag);
+    int (*wait)(xchg_call *c, void *plan);
+    int (*free)(xchg_call *c, void *plan);
+} xchg_persist_ops;
+
+/* Runs a one-shot call through persistent hooks: init, start, wait, free. */
+int xchg_persist_oneshot(const xchg_persist_ops *ops, xchg_call *c);
+
 typedef struct xchg_algo_info {
     xchg_algo id;
     const char *name;
     xchg_alltoallv_fn run;
     const char *when;      /* one line: when this algorithm wins */
+    const xchg_persist_ops *persist; /* NULL: generic persistent path */
 } xchg_algo_info;
 
 /* The registry (src/alltoallv/registry.c). */
@@ -119,6 +141,21 @@ size_t xchg_temp_limit(void);
 
 /* MPI_SUCCESS if type is committed (or predefined), an error otherwise. */
 int xchg_type_check_committed(MPI_Datatype type);
+
+/* Argument checks of xchg_alltoallv and its relatives (no communication). */
+int xchg_check_alltoallv_args(const void *sendbuf, const int sendcounts[],
+                              const int sdispls[], MPI_Datatype sendtype,
+                              const void *recvbuf, const int recvcounts[],
+                              const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
+
+/* The algorithm to run: algo itself, or with from_env the one
+ * XCHG_ALLTOALLV_ALGO names; an error if it is not in this build. */
+int xchg_resolve_algo(xchg_algo algo, int from_env, xchg_algo *out);
+
+/* The byte span [*lo, *lo + *bytes) of buf covered by the blocks of
+ * counts/displs of type ti, relative to buf (0, 0 when all are empty). */
+void xchg_block_span(const int counts[], const int displs[], int P,
+                     const xchg_typeinfo *ti, MPI_Aint *lo, size_t *bytes);
 
 /* Copies this rank's own block from send to receive buffer. */
 int xchg_self_copy(xchg_call *c);

@@ -1,0 +1,293 @@
+/*
+ * request.c - persistent alltoallv requests (xchg_alltoallv_init, start,
+ * wait, test, free).
+ *
+ * Init checks the arguments exactly as xchg_alltoallv does, copies the
+ * count/displacement arrays and duplicates derived datatypes (so the caller
+ * may free theirs), resolves the algorithm once and, for algorithms with
+ * persistent hooks (xchg_persist_ops), builds their plan. Algorithms without
+ * hooks take the generic path: start replays the blocking call and keeps its
+ * result for wait, so their start is blocking.
+ *
+ * MPI_IN_PLACE: the contract is that each start sends what recvbuf's blocks
+ * hold at that start. The request keeps one copy buffer for the span of the
+ * receive blocks (allocated at init, so plans may post sends from it), fills
+ * it at every start and sends from it with the receive layout.
+ */
+#include "xchg_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct xchg_request_s {
+    MPI_Comm comm;               /* the caller's: its error handler */
+    const xchg_algo_info *algo;
+    xchg_call c;                 /* lives as long as the request */
+    int *arrays;                 /* 4P ints: our copies of counts/displs */
+    MPI_Datatype stype, rtype;   /* our duplicates (or the predefined types) */
+    int in_place;
+    void *ip_buf;                /* MPI_IN_PLACE copy of recvbuf's blocks */
+    size_t ip_bytes;
+    MPI_Aint ip_lo;
+    void *plan;                  /* the algorithm's, NULL on the generic path */
+    int active;
+    int generic_rc;              /* generic path: result of the call in start */
+};
+
+static int type_keep(MPI_Datatype t, MPI_Datatype *out)
+{
+    int ni, na, nd, comb;
+    *out = t;
+    int rc = MPI_Type_get_envelope(t, &ni, &na, &nd, &comb);
+    if (rc == MPI_SUCCESS && comb != MPI_COMBINER_NAMED)
+        rc = MPI_Type_dup(t, out); /* a duplicate of a committed type is committed */
+    return rc;
+}
+
+static void type_release(MPI_Datatype *t)
+{
+    int ni, na, nd, comb;
+    if (*t == MPI_DATATYPE_NULL)
+        return;
+    if (MPI_Type_get_envelope(*t, &ni, &na, &nd, &comb) == MPI_SUCCESS &&
+        comb != MPI_COMBINER_NAMED)
+        MPI_Type_free(t);
+    *t = MPI_DATATYPE_NULL;
+}
+
+static void request_destroy(struct xchg_request_s *r)
+{
+    if (r->ip_buf)
+        xchg_temp_free(&r->c, r->ip_buf, r->ip_bytes);
+    type_release(&r->stype);
+    type_release(&r->rtype);
+    free(r->arrays);
+    free(r);
+}
+
+static int init(xchg_algo algo, int from_env, const void *sendbuf, const int sendcounts[],
+                const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                MPI_Comm comm, MPI_Info info, xchg_request *req)
+{
+    (void)info;
+    if (!req)
+        return xchg_raise(comm, xchg_error_code(MPI_ERR_ARG, "req is NULL"));
+    *req = XCHG_REQUEST_NULL;
+    int rc = xchg_check_alltoallv_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                       recvcounts, rdispls, recvtype, comm);
+    if (rc == MPI_SUCCESS)
+        rc = xchg_resolve_algo(algo, from_env, &algo);
+    xchg_comm_state *cs = NULL;
+    if (rc == MPI_SUCCESS)
+        rc = xchg_comm_state_get(comm, &cs);
+    if (rc != MPI_SUCCESS)
+        return xchg_raise(comm, rc);
+
+    struct xchg_request_s *r = calloc(1, sizeof *r);
+    const int P = cs->size;
+    int *a = r ? malloc(sizeof(int) * 4 * (size_t)(P > 0 ? P : 1)) : NULL;
+    if (!a) {
+        free(r);
+        return xchg_raise(comm, xchg_error_code(MPI_ERR_NO_MEM, "xchg_alltoallv_init: out "
+                                                "of memory for the request"));
+    }
+    r->arrays = a;
+    r->comm = comm;
+    r->stype = r->rtype = MPI_DATATYPE_NULL;
+    r->in_place = sendbuf == MPI_IN_PLACE;
+    memcpy(a + 2 * P, recvcounts, sizeof(int) * (size_t)P);
+    memcpy(a + 3 * P, rdispls, sizeof(int) * (size_t)P);
+    if (!r->in_place) {
+        memcpy(a, sendcounts, sizeof(int) * (size_t)P);
+        memcpy(a + P, sdispls, sizeof(int) * (size_t)P);
+    }
+    xchg_call *c = &r->c;
+    c->sendbuf = sendbuf;
+    c->sendcounts = a;
+    c->sdispls = a + P;
+    c->recvbuf = recvbuf;
+    c->recvcounts = a + 2 * P;
+    c->rdispls = a + 3 * P;
+    c->comm = cs->pcomm;
+    c->cs = cs;
+    c->rank = cs->rank;
+    c->size = P;
+    c->temp_limit = xchg_temp_limit();
+    rc = type_keep(recvtype, &r->rtype);
+    if (rc == MPI_SUCCESS)
+        rc = xchg_typeinfo_get(r->rtype, &c->rt);
+    if (rc == MPI_SUCCESS && !r->in_place) {
+        rc = type_keep(sendtype, &r->stype);
+        if (rc == MPI_SUCCESS)
+            rc = xchg_typeinfo_get(r->stype, &c->st);
+    }
+    if (rc == MPI_SUCCESS && r->in_place) {
+        /* sends with the receive layout from a copy made at each start */
+        xchg_block_span(c->recvcounts, c->rdispls, P, &c->rt, &r->ip_lo, &r->ip_bytes);
+        r->ip_buf = xchg_temp_alloc(c, r->ip_bytes, "persistent MPI_IN_PLACE copy of "
+                                    "recvbuf", &rc);
+        if (r->ip_buf) {
+            c->sendbuf = (char *)r->ip_buf - r->ip_lo;
+            c->sendcounts = c->recvcounts;
+            c->sdispls = c->rdispls;
+            c->st = c->rt;
+        }
+    }
+    /* Everything above is local; from here on ranks must agree. A local
+     * failure before the collective part would hang the others, so agree. */
+    int bad = rc != MPI_SUCCESS, anybad = 0;
+    int arc = MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, c->comm);
+    if (arc != MPI_SUCCESS || anybad) {
+        if (rc == MPI_SUCCESS)
+            rc = arc != MPI_SUCCESS ? arc
+                 : xchg_error_code(MPI_ERR_OTHER, "xchg_alltoallv_init failed on another "
+                                   "rank");
+        request_destroy(r);
+        return xchg_raise(comm, rc);
+    }
+    if (algo == XCHG_ALGO_AUTO)
+        rc = xchg_select_alltoallv(c, &algo);
+    if (rc == MPI_SUCCESS) {
+        r->algo = xchg_registry_find(algo);
+        if (r->algo->persist)
+            rc = r->algo->persist->init(c, &r->plan);
+    }
+    if (rc != MPI_SUCCESS) {
+        request_destroy(r);
+        return xchg_raise(comm, rc);
+    }
+    *req = r;
+    return MPI_SUCCESS;
+}
+
+int xchg_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                        MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                        const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                        MPI_Info info, xchg_request *req)
+{
+    return init(XCHG_ALGO_AUTO, 1, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                recvcounts, rdispls, recvtype, comm, info, req);
+}
+
+int xchg_alltoallv_init_algo(xchg_algo algo, const void *sendbuf, const int sendcounts[],
+                             const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                             const int recvcounts[], const int rdispls[],
+                             MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                             xchg_request *req)
+{
+    return init(algo, 0, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                rdispls, recvtype, comm, info, req);
+}
+
+static int null_request(const char *fn)
+{
+    return xchg_raise(MPI_COMM_NULL, xchg_error_code(MPI_ERR_REQUEST, "%s: the request is "
+                                                     "XCHG_REQUEST_NULL", fn));
+}
+
+/* Ends an exchange: the request is inactive again, stats are recorded. */
+static int complete(struct xchg_request_s *r, int rc)
+{
+    r->active = 0;
+    xchg_comm_state *cs = r->c.cs;
+    cs->last.algo = r->algo->id;
+    cs->last.temp_bytes = r->c.temp_peak;
+    cs->last.calls = cs->calls;
+    return xchg_raise(r->comm, rc);
+}
+
+int xchg_start(xchg_request r)
+{
+    if (!r)
+        return null_request("xchg_start");
+    if (r->active)
+        return xchg_raise(r->comm, xchg_error_code(MPI_ERR_REQUEST, "xchg_start: the request "
+                          "is already active (complete it with xchg_wait or xchg_test "
+                          "first)"));
+    xchg_call *c = &r->c;
+    if (r->in_place && r->ip_bytes)
+        memcpy(r->ip_buf, (char *)c->recvbuf + r->ip_lo, r->ip_bytes);
+    c->temp_peak = c->temp_cur;
+    c->cs->calls++;
+    r->active = 1;
+    int rc;
+    if (r->algo->persist) {
+        rc = r->algo->persist->start(c, r->plan);
+        if (rc != MPI_SUCCESS) /* nothing left in flight that we could wait for */
+            return complete(r, rc);
+    } else {
+        r->generic_rc = r->algo->run(c);
+    }
+    return MPI_SUCCESS;
+}
+
+int xchg_wait(xchg_request r)
+{
+    if (!r)
+        return null_request("xchg_wait");
+    if (!r->active)
+        return xchg_raise(r->comm, xchg_error_code(MPI_ERR_REQUEST, "xchg_wait: the request "
+                          "is not active (call xchg_start first)"));
+    int rc = r->algo->persist ? r->algo->persist->wait(&r->c, r->plan) : r->generic_rc;
+    return complete(r, rc);
+}
+
+int xchg_test(xchg_request r, int *flag)
+{
+    if (!r)
+        return null_request("xchg_test");
+    if (!flag)
+        return xchg_raise(r->comm, xchg_error_code(MPI_ERR_ARG, "xchg_test: flag is NULL"));
+    *flag = 0;
+    if (!r->active)
+        return xchg_raise(r->comm, xchg_error_code(MPI_ERR_REQUEST, "xchg_test: the request "
+                          "is not active (call xchg_start first)"));
+    int rc = MPI_SUCCESS, done = 1;
+    if (r->algo->persist) {
+        rc = r->algo->persist->test(&r->c, r->plan, &done);
+    } else {
+        rc = r->generic_rc;
+    }
+    if (rc != MPI_SUCCESS || done) {
+        *flag = 1;
+        return complete(r, rc);
+    }
+    return MPI_SUCCESS;
+}
+
+int xchg_request_free(xchg_request *req)
+{
+    if (!req || !*req)
+        return null_request("xchg_request_free");
+    struct xchg_request_s *r = *req;
+    if (r->active)
+        return xchg_raise(r->comm, xchg_error_code(MPI_ERR_REQUEST, "xchg_request_free: the "
+                          "request is active (complete it with xchg_wait or xchg_test "
+                          "first)"));
+    int rc = MPI_SUCCESS;
+    if (r->algo->persist)
+        rc = r->algo->persist->free(&r->c, r->plan);
+    MPI_Comm comm = r->comm;
+    request_destroy(r);
+    *req = XCHG_REQUEST_NULL;
+    return xchg_raise(comm, rc);
+}
+
+xchg_algo xchg_request_algo(xchg_request r)
+{
+    return r ? r->algo->id : XCHG_ALGO_INVALID;
+}
+
+int xchg_persist_oneshot(const xchg_persist_ops *ops, xchg_call *c)
+{
+    void *plan = NULL;
+    int rc = ops->init(c, &plan);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    rc = ops->start(c, plan);
+    if (rc == MPI_SUCCESS)
+        rc = ops->wait(c, plan);
+    int frc = ops->free(c, plan);
+    return rc != MPI_SUCCESS ? rc : frc;
+}
