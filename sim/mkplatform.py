@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes a SimGrid platform (XML) and a hostfile for a simulated cluster.
 
-    sim/platform.py --ranks 256 [--preset hpc|eth] [--topology flat|fattree]
+    sim/mkplatform.py --ranks 256 [--preset hpc|eth] [--topology flat|fattree]
                     [--rpn 16] [--bw 100Gbps] [--lat 1us] --out DIR
 
 Creates DIR/platform.xml and DIR/hostfile (host "node-i:R" lines: R ranks per
@@ -51,7 +51,7 @@ def main():
     ap.add_argument("--out", required=True, help="directory for platform.xml and hostfile")
     a = ap.parse_args()
     if a.ranks < 1 or a.rpn < 1:
-        sys.exit("platform.py: --ranks and --rpn must be positive")
+        sys.exit("mkplatform.py: --ranks and --rpn must be positive")
 
     p = dict(PRESETS[a.preset])
     if a.bw:
@@ -91,7 +91,7 @@ def main():
                 '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
                 '<platform version="4.1">\n'
                 f"<!-- {a.topology}, preset {a.preset}, {a.ranks} ranks, {a.rpn} per node "
-                "(sim/platform.py) -->\n"
+                "(sim/mkplatform.py) -->\n"
                 f"{cluster}\n</platform>\n")
     with open(hosts, "w") as f:
         left = a.ranks
