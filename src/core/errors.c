@@ -12,6 +12,12 @@
  * message of each class ourselves: xchg_error_string() always finds it, and
  * where MPI_Error_string is seen to be broken we print the message before a
  * fatal error handler aborts, so the user still reads which argument it was.
+ *
+ * SimGrid SMPI (XCHG_SMPI, 3.32) implements neither MPI_Add_error_code nor
+ * MPI_Add_error_string, and its MPI_Comm_call_errhandler crashes for the
+ * predefined handlers. There the code of an error is its class, its message
+ * lives in the table below only (xchg_error_string), and xchg_raise applies
+ * the predefined handlers itself; user handlers are still called by MPI.
  */
 #include "xchg_internal.h"
 
@@ -41,6 +47,11 @@ int xchg_error_code(int errclass, const char *fmt, ...)
     int code;
     pthread_mutex_lock(&err_lock);
     code = err_class_code[errclass];
+#ifdef XCHG_SMPI
+    code = err_class_code[errclass] = errclass;
+    snprintf(err_class_msg[errclass], sizeof err_class_msg[errclass], "%s", msg);
+    err_string_works = 0;
+#else
     if (code == 0) {
         if (MPI_Add_error_code(errclass, &code) != MPI_SUCCESS)
             code = -1;
@@ -56,6 +67,7 @@ int xchg_error_code(int errclass, const char *fmt, ...)
                                strcmp(back, msg) == 0;
         }
     }
+#endif
     pthread_mutex_unlock(&err_lock);
     return code > 0 ? code : errclass;
 }
@@ -97,6 +109,19 @@ int xchg_raise(MPI_Comm comm, int code)
                 MPI_Errhandler_free(&eh);
         }
     }
+#ifdef XCHG_SMPI
+    MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
+    if (MPI_Comm_get_errhandler(target, &eh) == MPI_SUCCESS) {
+        int predefined = eh == MPI_ERRORS_RETURN || eh == MPI_ERRORS_ARE_FATAL;
+        int fatal = eh == MPI_ERRORS_ARE_FATAL;
+        if (eh != MPI_ERRHANDLER_NULL)
+            MPI_Errhandler_free(&eh);
+        if (fatal)
+            MPI_Abort(target, code); /* the message was printed above */
+        if (predefined)
+            return code;
+    }
+#endif
     MPI_Comm_call_errhandler(target, code);
     return code;
 }

@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Writes a SimGrid platform (XML) and a hostfile for a simulated cluster.
+
+    sim/mkplatform.py --ranks 256 [--preset hpc|eth] [--topology flat|fattree]
+                    [--rpn 16] [--bw 100Gbps] [--lat 1us] --out DIR
+
+Creates DIR/platform.xml and DIR/hostfile (host "node-i:R" lines: R ranks per
+node, so MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) sees nodes) and prints the
+two paths. Defaults and their sources are in sim/README.md ("Platforms").
+"""
+import argparse
+import math
+import os
+import sys
+
+# Presets: link bandwidth and latency per node link, backbone/switch links,
+# and the loopback link that carries the traffic between ranks of one node
+# (shared memory). See sim/README.md for where the numbers come from.
+PRESETS = {
+    # InfiniBand EDR/HDR-class interconnect: 100 Gb/s per node, ~1 us.
+    "hpc": dict(bw="100Gbps", lat="1us", bb_lat="0.1us"),
+    # Commodity 10 Gb/s Ethernet with a kernel TCP stack: ~10 us per hop.
+    "eth": dict(bw="10Gbps", lat="10us", bb_lat="1us"),
+}
+# Shared memory between ranks of one node (both presets): ~20 GB/s copy
+# bandwidth, 0.3 us latency (order of an intra-node MPI ping-pong).
+LOOPBACK = dict(loopback_bw="160Gbps", loopback_lat="0.3us")
+
+
+def bw_times(bw, n):
+    """'100Gbps' times n, in Gbps."""
+    assert bw.endswith("Gbps")
+    return f"{float(bw[:-4]) * n:g}Gbps"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--ranks", type=int, required=True, help="number of MPI ranks")
+    ap.add_argument("--rpn", type=int, default=16, help="ranks per node (default 16)")
+    ap.add_argument("--preset", choices=sorted(PRESETS), default="hpc")
+    ap.add_argument("--topology", choices=["flat", "fattree"], default="flat")
+    ap.add_argument("--bw", help="node link bandwidth, e.g. 100Gbps (overrides preset)")
+    ap.add_argument("--lat", help="node link latency, e.g. 1us (overrides preset)")
+    ap.add_argument("--leaf", type=int, default=16,
+                    help="fat tree: nodes per leaf switch (default 16)")
+    ap.add_argument("--backbone", choices=["shared", "fatpipe"], default="shared",
+                    help="flat: one shared backbone of nodes x link bandwidth (shared, "
+                         "default) or a switch never shared (fatpipe: same results, but "
+                         "SimGrid 3.32 simulates it 10-100x slower)")
+    ap.add_argument("--out", required=True, help="directory for platform.xml and hostfile")
+    a = ap.parse_args()
+    if a.ranks < 1 or a.rpn < 1:
+        sys.exit("mkplatform.py: --ranks and --rpn must be positive")
+
+    p = dict(PRESETS[a.preset])
+    if a.bw:
+        p["bw"] = a.bw
+    if a.lat:
+        p["lat"] = a.lat
+    nodes = math.ceil(a.ranks / a.rpn)
+    common = (f'speed="100Gf" bw="{p["bw"]}" lat="{p["lat"]}" '
+              f'loopback_bw="{LOOPBACK["loopback_bw"]}" '
+              f'loopback_lat="{LOOPBACK["loopback_lat"]}" sharing_policy="SPLITDUPLEX"')
+    if a.topology == "flat":
+        bb = (f'bb_bw="{p["bw"]}" bb_sharing_policy="FATPIPE"' if a.backbone == "fatpipe"
+              else f'bb_bw="{bw_times(p["bw"], nodes)}" bb_sharing_policy="SHARED"')
+        # One non-blocking switch (full bisection): each node's full-duplex
+        # link is shared by the node's ranks; the switch is a backbone of
+        # nodes x link bandwidth, so it never limits more than the links do.
+        # (A FATPIPE backbone says the same more literally, but SimGrid 3.32
+        # took minutes instead of seconds for P=64 alltoalls with it.)
+        cluster = (f'<cluster id="c" prefix="node-" radical="0-{nodes - 1}" suffix="" '
+                   f'{common} {bb} bb_lat="{p["bb_lat"]}"/>')
+    else:
+        # Two-level fat tree with full bisection: `leaf` nodes per leaf switch,
+        # `leaf` top switches, one link from every leaf to every top switch.
+        # SimGrid needs exactly leaf x leaves hosts: round the node count up.
+        leaf = max(1, min(a.leaf, nodes))
+        leaves = math.ceil(nodes / leaf)
+        nodes = leaf * leaves
+        cluster = (f'<cluster id="c" prefix="node-" radical="0-{nodes - 1}" suffix="" '
+                   f'{common} topology="FAT_TREE" '
+                   f'topo_parameters="2;{leaf},{leaves};1,{leaf};1,1"/>')
+
+    os.makedirs(a.out, exist_ok=True)
+    xml = os.path.join(a.out, "platform.xml")
+    hosts = os.path.join(a.out, "hostfile")
+    with open(xml, "w") as f:
+        f.write("<?xml version='1.0'?>\n"
+                '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
+                '<platform version="4.1">\n'
+                f"<!-- {a.topology}, preset {a.preset}, {a.ranks} ranks, {a.rpn} per node "
+                "(sim/mkplatform.py) -->\n"
+                f"{cluster}\n</platform>\n")
+    with open(hosts, "w") as f:
+        left = a.ranks
+        for i in range(nodes):
+            n = min(a.rpn, left)
+            if n <= 0:
+                break
+            f.write(f"node-{i}:{n}\n")
+            left -= n
+    print(xml)
+    print(hosts)
+
+
+if __name__ == "__main__":
+    main()
