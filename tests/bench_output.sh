@@ -33,6 +33,17 @@ cols() { grep -v '^#' "$1" | cut -d, -f1-5; }
 [ "$(cols "$dir/b.csv" | grep '^random')" != "$(cols "$dir/d.csv" | grep '^random')" ] ||
   fail "another seed gave the same random counts"
 
+# --persistent: NAME+p records after the others, mode and init_us last
+"$@" $args --seed 5 --persistent --csv "$dir/p.csv" --json "$dir/p.json" >"$dir/ptable.txt" ||
+  fail "--persistent run exited $?"
+grep -q '^# Size *vendor *linear *vendor+p *linear+p *best *speedup$' "$dir/ptable.txt" ||
+  fail "--persistent table header"
+[ "$(grep -c '^# init ' "$dir/ptable.txt")" -eq 6 ] || fail "--persistent: no '# init' line per row"
+grep -q 'error,times_us,mode,init_us$' "$dir/p.csv" || fail "--persistent CSV header"
+[ "$(grep -c ',linear+p,linear,ok,.*,persistent,[0-9.]*$' "$dir/p.csv")" -eq 6 ] ||
+  fail "--persistent CSV: linear+p records"
+[ "$(grep -c ',ok,.*,oneshot,$' "$dir/p.csv")" -eq 12 ] || fail "--persistent CSV: oneshot records"
+
 py=
 for p in python3 /usr/bin/python3; do
   command -v "$p" >/dev/null 2>&1 && { py=$p; break; }
@@ -51,12 +62,23 @@ for x in r:
     assert x["min_us"] <= x["median_us"] <= x["max_us"], x
 print("bench_output: JSON ok")
 PY
+  "$py" - "$dir/p.json" <<'PY' || fail "--persistent JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = d["results"]
+assert d["params"]["persistent"] is True and len(r) == 24, len(r)
+for x in r:
+    assert x["status"] == "ok" and x["mode"] == ("persistent" if x["algo"].endswith("+p")
+                                                  else "oneshot"), x
+    assert ("init_us" in x) == (x["mode"] == "persistent"), x
+print("bench_output: --persistent JSON ok")
+PY
 else
   echo "bench_output: no python3, JSON not parsed"
 fi
 for p in python3 /usr/bin/python3; do
   if command -v "$p" >/dev/null 2>&1 && "$p" -c 'import matplotlib' 2>/dev/null; then
-    for f in b.csv b.json; do
+    for f in b.csv b.json p.csv p.json; do
       "$p" "$plot" "$dir/$f" -o "$dir/$f.png" >/dev/null || fail "tools/plot $f"
       [ "$(head -c 4 "$dir/$f.png" | od -An -c | tr -d ' ')" = '211PNG' ] ||
         fail "tools/plot $f: not a PNG"

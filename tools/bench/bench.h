@@ -28,6 +28,7 @@ typedef struct bench_run {
     int iters, warmup;
     int type_double;                  /* MPI_DOUBLE instead of MPI_BYTE */
     int check, quiet;
+    int persistent;                   /* also each algorithm as a persistent request */
     bench_show show;
     const char *csv, *json;
     /* the run */
@@ -42,6 +43,8 @@ typedef struct bench_result {
     int64_t size;           /* nominal average message bytes */
     double avg_bytes;       /* actual mean block bytes over all P^2 blocks */
     int algo;               /* index in run->algos */
+    int persistent;         /* 1: xchg_alltoallv_init once, then start + wait timed */
+    double init;            /* persistent: init's time, slowest rank, seconds */
     bench_status status;
     char error[256];        /* why, when not ST_OK */
     char ran[32];           /* what xchg_get_stats says ran ("auto" resolved) */
@@ -51,6 +54,11 @@ typedef struct bench_result {
 } bench_result;
 
 const char *bench_algo_label(xchg_algo a);
+/* Columns per size: the algorithms, then with --persistent each again as a
+ * persistent request ("NAME+p"). Column c is algos[c % nalgos]. */
+int bench_ncols(const bench_run *r);
+/* The column's name: the algorithm's, "+p" appended when persistent. */
+const char *bench_col_label(const bench_run *r, int algo, int persistent);
 const char *bench_type_name(const bench_run *r);
 
 /* report.c: stdout table (rank 0 only) and files. */

@@ -14,9 +14,15 @@ static const char *const show_what[] = {
     "slowest iteration (slowest rank's time), microseconds",
     "temporary memory of the algorithm, bytes, most over ranks and iterations"};
 
+/* Column c of a row: algorithm c % nalgos, persistent from nalgos on. */
+static const char *col_label(const bench_run *r, int c)
+{
+    return bench_col_label(r, c % r->nalgos, c >= r->nalgos);
+}
+
 static int col_width(const bench_run *r, int a)
 {
-    int w = (int)strlen(bench_algo_label(r->algos[a])) + 2;
+    int w = (int)strlen(col_label(r, a)) + 2;
     return w < 12 ? 12 : w;
 }
 
@@ -34,9 +40,14 @@ void report_table_header(FILE *f, const bench_run *r, bench_pattern_kind pat)
             bench_type_name(r), r->base.seed, r->iters, r->warmup);
     bench_table_mpi_line(f, &r->env);
     fprintf(f, "# %s; speedup = vendor / best\n", show_what[r->show]);
+    if (r->persistent)
+        fprintf(f, "# NAME+p: persistent request, xchg_alltoallv_init once per size (its time,"
+                   " slowest rank, on the '# init' line), then xchg_start + xchg_wait timed%s\n",
+                bench_pattern_varies(&(bench_pattern){.kind = pat})
+                    ? "; every column keeps iteration 0's counts" : "");
     fprintf(f, "%-11s", "# Size");
-    for (int a = 0; a < r->nalgos; a++)
-        fprintf(f, "%*s", col_width(r, a), bench_algo_label(r->algos[a]));
+    for (int a = 0; a < bench_ncols(r); a++)
+        fprintf(f, "%*s", col_width(r, a), col_label(r, a));
     fprintf(f, "  %-16s %8s\n", "best", "speedup");
     fflush(f);
 }
@@ -46,15 +57,18 @@ void report_table_row(FILE *f, const bench_run *r, const bench_result *row)
 {
     fprintf(f, "%-11" PRId64, row[0].size);
     int best = -1;
-    for (int a = 0; a < r->nalgos; a++) {
+    for (int a = 0; a < bench_ncols(r); a++) {
         const bench_result *x = &row[a];
         int w = col_width(r, a);
         if (x->status != ST_OK) {
             fprintf(f, " %*s", w - 1, "-");
             continue;
         }
-        /* best: the fastest algorithm proper (auto runs one of them) */
-        if (a > 0 && r->algos[a] != XCHG_ALGO_AUTO && (best < 0 || x->median < row[best].median))
+        /* best: the fastest algorithm proper (auto runs one of them; vendor+p
+         * is the baseline's own persistent form) */
+        xchg_algo id = r->algos[x->algo];
+        if (id != XCHG_ALGO_VENDOR && id != XCHG_ALGO_AUTO &&
+            (best < 0 || x->median < row[best].median))
             best = a;
         switch (r->show) {
         case SHOW_MEDIAN: fprintf(f, " %*.2f", w - 1, x->median * 1e6); break;
@@ -64,29 +78,40 @@ void report_table_row(FILE *f, const bench_run *r, const bench_result *row)
         }
     }
     if (best >= 0 && row[0].status == ST_OK && row[best].median > 0)
-        fprintf(f, "  %-16s %7.2fx\n", bench_algo_label(r->algos[best]),
-                row[0].median / row[best].median);
+        fprintf(f, "  %-16s %7.2fx\n", col_label(r, best), row[0].median / row[best].median);
     else
-        fprintf(f, "  %-16s %8s\n", best >= 0 ? bench_algo_label(r->algos[best]) : "-", "-");
+        fprintf(f, "  %-16s %8s\n", best >= 0 ? col_label(r, best) : "-", "-");
+    if (r->persistent) { /* init times under their columns */
+        fprintf(f, "%-11s", "# init");
+        for (int a = 0; a < bench_ncols(r); a++) {
+            int w = col_width(r, a);
+            if (a < r->nalgos || row[a].status != ST_OK)
+                fprintf(f, " %*s", w - 1, a < r->nalgos ? "" : "-");
+            else
+                fprintf(f, " %*.2f", w - 1, row[a].init * 1e6);
+        }
+        fprintf(f, "\n");
+    }
     fflush(f);
 }
 
 void report_table_footer(FILE *f, const bench_run *r, const bench_result *res, int n)
 {
     fprintf(f, "# temporary memory, bytes, most over ranks and sizes:");
-    for (int a = 0; a < r->nalgos; a++) {
+    int nc = bench_ncols(r);
+    for (int a = 0; a < nc; a++) {
         uint64_t most = 0;
-        int any = 0;
+        int any = 0, pers = a >= r->nalgos;
         for (int k = 0; k < n; k++)
-            if (res[k].algo == a && res[k].status == ST_OK) {
+            if (res[k].algo == a % r->nalgos && res[k].persistent == pers &&
+                res[k].status == ST_OK) {
                 any = 1;
                 most = res[k].temp_bytes > most ? res[k].temp_bytes : most;
             }
         if (any)
-            fprintf(f, " %s %" PRIu64 "%s", bench_algo_label(r->algos[a]), most,
-                    a + 1 < r->nalgos ? "," : "");
+            fprintf(f, " %s %" PRIu64 "%s", col_label(r, a), most, a + 1 < nc ? "," : "");
         else
-            fprintf(f, " %s -%s", bench_algo_label(r->algos[a]), a + 1 < r->nalgos ? "," : "");
+            fprintf(f, " %s -%s", col_label(r, a), a + 1 < nc ? "," : "");
     }
     fprintf(f, "\n");
     fflush(f);
@@ -101,7 +126,7 @@ static const char *status_name(bench_status s)
 static const bench_result *vendor_of(const bench_result *res, int n, const bench_result *x)
 {
     for (int k = 0; k < n; k++)
-        if (res[k].algo == 0 && res[k].pattern == x->pattern && res[k].size == x->size)
+        if (res[k].algo == 0 && !res[k].persistent && res[k].pattern == x->pattern && res[k].size == x->size)
             return &res[k];
     return NULL;
 }
@@ -124,14 +149,19 @@ int report_csv(const char *path, const bench_run *r, const bench_result *res, in
             r->base.seed, r->iters, r->warmup);
     fprintf(f, "# density=%g\n# zipf_s=%g\n# hot=%d\n# hot_fraction=%g\n# check=%d\n",
             r->base.density, r->base.zipf_s, r->base.hot, r->base.hot_fraction, r->check);
+    /* --persistent only: its fields last, so that the others keep their
+     * places; persistent rows are named NAME+p */
+    if (r->persistent)
+        fprintf(f, "# persistent=1\n");
     fprintf(f, "pattern,size_bytes,avg_bytes,algo,ran,status,median_us,min_us,max_us,"
-               "mean_us,temp_bytes,speedup_vs_vendor,error,times_us\n");
+               "mean_us,temp_bytes,speedup_vs_vendor,error,times_us%s\n",
+            r->persistent ? ",mode,init_us" : "");
     for (int k = 0; k < n; k++) {
         const bench_result *x = &res[k];
         char err[256];
         bench_csv_clean(x->error, err, sizeof err);
         fprintf(f, "%s,%" PRId64 ",%.6g,%s,%s,%s,", bench_pattern_name(x->pattern), x->size,
-                x->avg_bytes, bench_algo_label(r->algos[x->algo]), x->ran,
+                x->avg_bytes, bench_col_label(r, x->algo, x->persistent), x->ran,
                 status_name(x->status));
         if (x->status == ST_OK)
             fprintf(f, "%.3f,%.3f,%.3f,%.3f,%" PRIu64 ",%.4f,%s,", x->median * 1e6,
@@ -141,6 +171,11 @@ int report_csv(const char *path, const bench_run *r, const bench_result *res, in
             fprintf(f, ",,,,,,%s,", err);
         if (x->status == ST_OK)
             bench_print_times(f, x->times, r->iters, " ");
+        if (r->persistent) {
+            fprintf(f, ",%s,", x->persistent ? "persistent" : "oneshot");
+            if (x->persistent && x->status == ST_OK)
+                fprintf(f, "%.3f", x->init * 1e6);
+        }
         fprintf(f, "\n");
     }
     return fclose(f) == 0 ? 0 : -1;
@@ -163,6 +198,8 @@ int report_json(const char *path, const bench_run *r, const bench_result *res, i
     fprintf(f, "    \"type\": \"%s\",\n    \"seed\": %" PRIu64 ",\n    \"iters\": %d,\n"
                "    \"warmup\": %d,\n    \"check\": %s,\n",
             bench_type_name(r), r->base.seed, r->iters, r->warmup, r->check ? "true" : "false");
+    if (r->persistent) /* results then hold NAME+p rows too */
+        fprintf(f, "    \"persistent\": true,\n");
     fprintf(f, "    \"density\": %g,\n    \"zipf_s\": %g,\n    \"hot\": %d,\n"
                "    \"hot_fraction\": %g\n  },\n  \"results\": [\n",
             r->base.density, r->base.zipf_s, r->base.hot, r->base.hot_fraction);
@@ -171,9 +208,14 @@ int report_json(const char *path, const bench_run *r, const bench_result *res, i
         fprintf(f, "    {\"pattern\": \"%s\", \"size_bytes\": %" PRId64
                    ", \"avg_bytes\": %.6g, \"algo\": \"%s\", \"ran\": ",
                 bench_pattern_name(x->pattern), x->size, x->avg_bytes,
-                bench_algo_label(r->algos[x->algo]));
+                bench_col_label(r, x->algo, x->persistent));
         bench_json_str(f, x->ran);
         fprintf(f, ", \"status\": \"%s\"", status_name(x->status));
+        if (r->persistent) {
+            fprintf(f, ", \"mode\": \"%s\"", x->persistent ? "persistent" : "oneshot");
+            if (x->persistent && x->status == ST_OK)
+                fprintf(f, ", \"init_us\": %.3f", x->init * 1e6);
+        }
         if (x->status == ST_OK) {
             fprintf(f, ", \"median_us\": %.3f, \"min_us\": %.3f, \"max_us\": %.3f, "
                        "\"mean_us\": %.3f, \"temp_bytes\": %" PRIu64 ", \"speedup_vs_vendor\": %.4f,"

@@ -9,6 +9,9 @@
  * after a barrier. An iteration's time is the slowest rank's; the table
  * shows the median over iterations. --check compares every algorithm's
  * result with MPI_Alltoallv's before timing and exits non-zero on mismatch.
+ * --persistent adds every algorithm once more as a persistent request
+ * (column NAME+p): initialised once per size, untimed, then each iteration
+ * times xchg_start + xchg_wait, interleaved with the one-shot calls.
  *
  * Run `xchg-bench --help` for the options.
  */
@@ -42,6 +45,8 @@ static const char usage[] =
     "  --hot-fraction F   hot: share of every rank's data they get (default 0.8)\n"
     "  --type byte|double exchanged datatype (default byte)\n"
     "  --check            compare every result with MPI_Alltoallv before timing\n"
+    "  --persistent       also time each algorithm as a persistent request (NAME+p:\n"
+    "                     xchg_alltoallv_init once per size, then xchg_start + xchg_wait)\n"
     "  --show median|min|max|mem   what the table shows (default median)\n"
     "  --csv FILE         every figure and the run's parameters as CSV\n"
     "  --json FILE        the same as JSON\n"
@@ -53,6 +58,21 @@ const char *bench_algo_label(xchg_algo a)
 {
     const char *n = xchg_algo_name(a);
     return n ? n : "?";
+}
+
+int bench_ncols(const bench_run *r)
+{
+    return r->nalgos * (r->persistent ? 2 : 1);
+}
+
+const char *bench_col_label(const bench_run *r, int algo, int persistent)
+{
+    static char plabel[BENCH_MAX_ALGOS][48];
+    const char *n = bench_algo_label(r->algos[algo]);
+    if (!persistent)
+        return n;
+    snprintf(plabel[algo], sizeof plabel[algo], "%s+p", n);
+    return plabel[algo];
 }
 
 const char *bench_type_name(const bench_run *r)
@@ -167,7 +187,8 @@ static int parse_args(int argc, char **argv, bench_run *r)
         const char *arg = argv[i], *val = NULL, *eq;
         if (bench_opt_name(arg, name, sizeof name, &eq))
             return -1;
-        static const char *const flags[] = {"--check", "--quiet", "--list", "--help"};
+        static const char *const flags[] = {"--check", "--quiet", "--list", "--help",
+                                            "--persistent"};
         int is_flag = 0;
         for (size_t f = 0; f < sizeof flags / sizeof flags[0]; f++)
             is_flag |= strcmp(name, flags[f]) == 0;
@@ -182,6 +203,8 @@ static int parse_args(int argc, char **argv, bench_run *r)
         long lv;
         if (strcmp(name, "--check") == 0) {
             r->check = 1;
+        } else if (strcmp(name, "--persistent") == 0) {
+            r->persistent = 1;
         } else if (strcmp(name, "--quiet") == 0) {
             r->quiet = 1;
         } else if (strcmp(name, "--list") == 0) {
@@ -307,6 +330,24 @@ static int call(const bench_run *r, xchg_algo a, bufs *b, void *recv, MPI_Comm c
     return xchg_alltoallv_algo(a, b->sb, b->sc, b->sd, t, recv, b->rc, b->rd, t, comm);
 }
 
+/* The persistent requests of one size, one per algorithm (--persistent). */
+typedef struct preqs {
+    xchg_request *req;  /* NULL where init failed */
+    int *failed;        /* init failed on some rank (agreed) */
+    int *rc;            /* this rank's init return code */
+} preqs;
+
+/* One exchange of column col into b->rb: a one-shot call, or a start and
+ * wait of the column's persistent request (not called when its init failed). */
+static int run_col(const bench_run *r, int col, bufs *b, const preqs *pq, MPI_Comm comm)
+{
+    int na = r->nalgos;
+    if (col < na)
+        return call(r, r->algos[col], b, b->rb, comm);
+    int rc = xchg_start(pq->req[col - na]);
+    return rc == MPI_SUCCESS ? xchg_wait(pq->req[col - na]) : rc;
+}
+
 /* Agrees on a failure: returns 1 on every rank if any rank failed, with
  * "rank K: its message" of the lowest failing rank K in out. */
 static int agree_failure(int failed, const char *mine, char *out, size_t n, MPI_Comm comm)
@@ -342,11 +383,12 @@ typedef struct check_info {
     long got, expected;
 } check_info;
 
-/* --check at one size, iteration 0's counts: every algorithm against
- * MPI_Alltoallv. Returns the number of algorithms that failed (same on all
- * ranks); prints the report on rank 0. */
+/* --check at one size, iteration 0's counts: every algorithm (and every
+ * persistent request, its first start) against MPI_Alltoallv. Returns the
+ * number of columns that failed (same on all ranks); prints the report on
+ * rank 0. */
 static int check_size(const bench_run *r, bench_pattern_kind pat, int64_t size, bufs *b,
-                      int64_t rtot, MPI_Comm comm)
+                      int64_t rtot, const preqs *pq, MPI_Comm comm)
 {
     int es = r->type_double ? 8 : 1;
     size_t rbytes = (size_t)rtot * (size_t)es;
@@ -361,10 +403,16 @@ static int check_size(const bench_run *r, bench_pattern_kind pat, int64_t size, 
     }
     const char *corrupt = getenv("XCHG_BENCH_TEST_CORRUPT"); /* tests the checker */
     int failed = 0;
-    for (int a = 0; a < r->nalgos; a++) {
-        const char *name = bench_algo_label(r->algos[a]);
+    int na = r->nalgos;
+    for (int col = 0; col < bench_ncols(r); col++) {
+        int pers = col >= na;
+        const char *name = bench_col_label(r, col % na, pers);
         memset(b->rb, POISON, rbytes + GUARD);
-        rc = call(r, r->algos[a], b, b->rb, comm);
+        /* a failed init is reported here as the call's failure */
+        if (pers && pq->failed[col - na])
+            rc = pq->rc[col - na];
+        else
+            rc = run_col(r, col, b, pq, comm);
         if (agree_error(rc, msg, sizeof msg, comm)) {
             int cls = MPI_ERR_OTHER;
             if (rc != MPI_SUCCESS)
@@ -432,18 +480,62 @@ static int check_size(const bench_run *r, bench_pattern_kind pat, int64_t size, 
     return failed;
 }
 
-/* Measures every algorithm at one (pattern, size): fills row[0..nalgos).
+/* --persistent: one request per algorithm on iteration 0's counts, each
+ * init timed after a barrier (init[a]: this rank's seconds). A failure is
+ * agreed so that no rank starts a request another rank lacks. */
+static void init_requests(const bench_run *r, bufs *b, preqs *pq, double *init, MPI_Comm comm)
+{
+    MPI_Datatype t = r->type_double ? MPI_DOUBLE : MPI_BYTE;
+    /* xchg's first call on comm sets up its state (MPI_Comm_dup, node
+     * split): one untimed vendor call, so no init is charged for it. Its
+     * result is not needed (the timed calls report errors). */
+    (void)call(r, r->algos[0], b, b->rb, comm);
+    for (int a = 0; a < r->nalgos; a++) {
+        pq->req[a] = XCHG_REQUEST_NULL;
+        MPI_Barrier(comm);
+        double t0 = MPI_Wtime();
+        int rc;
+        if (r->algos[a] == XCHG_ALGO_AUTO) /* as users call it: XCHG_ALLTOALLV_ALGO applies */
+            rc = xchg_alltoallv_init(b->sb, b->sc, b->sd, t, b->rb, b->rc, b->rd, t, comm,
+                                     MPI_INFO_NULL, &pq->req[a]);
+        else
+            rc = xchg_alltoallv_init_algo(r->algos[a], b->sb, b->sc, b->sd, t, b->rb, b->rc,
+                                          b->rd, t, comm, MPI_INFO_NULL, &pq->req[a]);
+        init[a] = MPI_Wtime() - t0;
+        pq->rc[a] = rc;
+        char msg[MPI_MAX_ERROR_STRING + 64];
+        pq->failed[a] = agree_error(rc, msg, sizeof msg, comm);
+        /* Where only some ranks failed, the others' requests are left
+         * unfreed: freeing is collective and could hang. */
+        if (pq->failed[a])
+            pq->req[a] = XCHG_REQUEST_NULL;
+    }
+}
+
+static void free_requests(const bench_run *r, preqs *pq)
+{
+    for (int a = 0; a < r->nalgos && pq->req; a++)
+        if (pq->req[a] != XCHG_REQUEST_NULL)
+            xchg_request_free(&pq->req[a]);
+    free(pq->req);
+    free(pq->failed);
+    free(pq->rc);
+}
+
+/* Measures every algorithm at one (pattern, size): fills row[0..ncols).
  * Returns the number of failed checks (0 without --check). */
 static int run_size(const bench_run *r, bench_pattern_kind pat, int64_t size, bench_result *row,
                     bufs *b, MPI_Comm comm)
 {
-    int P = r->P, es = r->type_double ? 8 : 1, na = r->nalgos;
+    int P = r->P, es = r->type_double ? 8 : 1, na = r->nalgos, nc = bench_ncols(r);
     bench_pattern pp = r->base;
     pp.kind = pat;
     bench_layout l;
     bench_layout_init(&l, &pp, P, size / es, es);
     long nit = (long)r->warmup + r->iters;
-    long ncount = bench_pattern_varies(&pp) ? nit : 1;
+    /* A persistent request keeps its counts: with --persistent every column
+     * runs iteration 0's, so all still run the same exchanges. */
+    long ncount = bench_pattern_varies(&pp) && !r->persistent ? nit : 1;
 
     /* What the largest iteration needs, and whether it fits int counts. */
     int64_t smax = 0, rmax = 0, sum = 0, cmax = 0;
@@ -463,11 +555,13 @@ static int run_size(const bench_run *r, bench_pattern_kind pat, int64_t size, be
     MPI_Allreduce(&dsum, &gsum, 1, MPI_DOUBLE, MPI_SUM, comm);
     int64_t need[2] = {smax > rmax ? smax : rmax, cmax}, gneed[2];
     MPI_Allreduce(need, gneed, 2, MPI_INT64_T, MPI_MAX, comm);
-    for (int a = 0; a < na; a++) {
-        bench_result *x = &row[a];
+    for (int c = 0; c < nc; c++) {
+        bench_result *x = &row[c];
         x->pattern = pat;
         x->size = size;
-        x->algo = a;
+        x->algo = c % na;
+        x->persistent = c >= na;
+        x->init = 0;
         x->avg_bytes = gsum * es / ((double)P * P);
         x->status = ST_OK;
         x->error[0] = x->ran[0] = '\0';
@@ -500,9 +594,9 @@ static int run_size(const bench_run *r, bench_pattern_kind pat, int64_t size, be
                      gneed[0] * es * (r->check ? 3 : 2));
     }
     if (why[0]) {
-        for (int a = 0; a < na; a++) {
-            row[a].status = ST_SKIPPED;
-            copy_str(row[a].error, sizeof row[a].error, why);
+        for (int c = 0; c < nc; c++) {
+            row[c].status = ST_SKIPPED;
+            copy_str(row[c].error, sizeof row[c].error, why);
         }
         if (rank == 0)
             fprintf(stderr, "xchg-bench: %s %" PRId64 " B skipped: %s\n",
@@ -523,24 +617,45 @@ static int run_size(const bench_run *r, bench_pattern_kind pat, int64_t size, be
 
     int64_t stot, rtot;
     set_counts(&l, b, 0, &stot, &rtot);
+    preqs pq = {0};
+    double *init = calloc((size_t)na, sizeof(double));
+    if (r->persistent) {
+        pq.req = calloc((size_t)na, sizeof(xchg_request));
+        pq.failed = calloc((size_t)na, sizeof(int));
+        pq.rc = calloc((size_t)na, sizeof(int));
+        init_requests(r, b, &pq, init, comm);
+    }
     if (r->check) {
-        int failed = check_size(r, pat, size, b, rtot, comm);
-        if (failed)
+        int failed = check_size(r, pat, size, b, rtot, &pq, comm);
+        if (failed) {
+            free_requests(r, &pq);
+            free(init);
             return failed;
+        }
     }
 
-    double *t = malloc(sizeof(double) * (size_t)na * (size_t)r->iters);
-    int *err = calloc((size_t)na, sizeof(int));
-    char (*msg)[256] = calloc((size_t)na, sizeof *msg);
-    uint64_t *temp = calloc((size_t)na, sizeof(uint64_t));
+    double *t = calloc((size_t)nc * (size_t)r->iters, sizeof(double));
+    int *err = calloc((size_t)nc, sizeof(int));
+    char (*msg)[256] = calloc((size_t)nc, sizeof *msg);
+    uint64_t *temp = calloc((size_t)nc, sizeof(uint64_t));
+    for (int a = 0; a < na && r->persistent; a++)
+        if (pq.rc[a] != MPI_SUCCESS) { /* the init's error is the column's */
+            char e[MPI_MAX_ERROR_STRING];
+            int len;
+            xchg_error_string(pq.rc[a], e, &len);
+            copy_str(msg[na + a], sizeof msg[na + a], e);
+            err[na + a] = 1;
+        }
     for (long it = 0; it < nit; it++) {
         if (ncount > 1)
             set_counts(&l, b, it, &stot, &rtot);
-        for (int k = 0; k < na; k++) {
-            int a = (int)((k + it) % na); /* rotate who goes first */
+        for (int k = 0; k < nc; k++) {
+            int a = (int)((k + it) % nc); /* rotate who goes first */
+            if (a >= na && pq.failed[a - na])
+                continue; /* agreed on every rank */
             MPI_Barrier(comm);
             double t0 = MPI_Wtime();
-            int rc = call(r, r->algos[a], b, b->rb, comm);
+            int rc = run_col(r, a, b, &pq, comm);
             double dt = MPI_Wtime() - t0;
             if (rc != MPI_SUCCESS && !err[a]) {
                 char e[MPI_MAX_ERROR_STRING];
@@ -561,21 +676,29 @@ static int run_size(const bench_run *r, bench_pattern_kind pat, int64_t size, be
         }
     }
     /* Slowest rank per iteration, most memory over ranks, agreed errors. */
-    double *tmax = rank == 0 ? malloc(sizeof(double) * (size_t)na * (size_t)r->iters) : NULL;
-    MPI_Reduce(t, tmax, na * r->iters, MPI_DOUBLE, MPI_MAX, 0, comm);
-    uint64_t *tempmax = calloc((size_t)na, sizeof(uint64_t));
-    MPI_Reduce(temp, tempmax, na, MPI_UINT64_T, MPI_MAX, 0, comm);
-    for (int a = 0; a < na; a++) {
+    double *tmax = rank == 0 ? malloc(sizeof(double) * (size_t)nc * (size_t)r->iters) : NULL;
+    MPI_Reduce(t, tmax, nc * r->iters, MPI_DOUBLE, MPI_MAX, 0, comm);
+    uint64_t *tempmax = calloc((size_t)nc, sizeof(uint64_t));
+    MPI_Reduce(temp, tempmax, nc, MPI_UINT64_T, MPI_MAX, 0, comm);
+    double *initmax = calloc((size_t)na, sizeof(double));
+    if (r->persistent) {
+        MPI_Reduce(init, initmax, na, MPI_DOUBLE, MPI_MAX, 0, comm);
+        free_requests(r, &pq);
+    }
+    for (int a = 0; a < nc; a++) {
         bench_result *x = &row[a];
         if (agree_failure(err[a], msg[a], x->error, sizeof x->error, comm)) {
             x->status = ST_ERROR;
             if (rank == 0)
                 fprintf(stderr, "xchg-bench: %s %s %" PRId64 " B: %s\n",
-                        bench_algo_label(r->algos[a]), bench_pattern_name(pat), size, x->error);
+                        bench_col_label(r, x->algo, x->persistent), bench_pattern_name(pat),
+                        size, x->error);
         }
         if (rank != 0)
             continue;
         x->temp_bytes = tempmax[a];
+        if (x->persistent)
+            x->init = initmax[x->algo];
         x->times = malloc(sizeof(double) * (size_t)r->iters);
         memcpy(x->times, tmax + (size_t)a * r->iters, sizeof(double) * (size_t)r->iters);
         bench_summary(x->times, r->iters, &x->median, &x->min, &x->max, &x->mean);
@@ -586,6 +709,8 @@ static int run_size(const bench_run *r, bench_pattern_kind pat, int64_t size, be
     free(msg);
     free(temp);
     free(tempmax);
+    free(init);
+    free(initmax);
     return 0;
 }
 
@@ -647,7 +772,7 @@ int main(int argc, char **argv)
     int nsizes = 0;
     for (int64_t s = r->size_min; s <= r->size_max; s *= 2)
         nsizes++;
-    int nres = r->npatterns * nsizes * r->nalgos;
+    int nres = r->npatterns * nsizes * bench_ncols(r);
     bench_result *res = calloc((size_t)nres, sizeof *res);
     bufs b = {0};
     size_t P = (size_t)r->P;
@@ -673,7 +798,7 @@ int main(int argc, char **argv)
             failed = run_size(r, r->patterns[p], s, row, &b, comm);
             if (failed)
                 break;
-            n += r->nalgos;
+            n += bench_ncols(r);
             if (rank == 0)
                 report_table_row(stdout, r, row);
             double el = MPI_Wtime() - start;
