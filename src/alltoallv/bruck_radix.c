@@ -23,9 +23,8 @@
 
 #include <limits.h>
 
-int xchg_alltoallv_bruck_radix(xchg_call *c)
+int xchg_bruck_radix_for(int P)
 {
-    const int P = c->size;
     int r = 2;
     while ((long)r * r < P)
         r++;
@@ -34,5 +33,10 @@ int xchg_alltoallv_bruck_radix(xchg_call *c)
         r = env < 2 ? 2 : env > P ? P : (int)env;
     if (r > P)
         r = P < 2 ? 2 : P; /* P = 1: no round runs */
-    return xchg_bruck_twophase_run(c, r, "bruck_radix");
+    return r;
+}
+
+int xchg_alltoallv_bruck_radix(xchg_call *c)
+{
+    return xchg_bruck_twophase_run(c, xchg_bruck_radix_for(c->size), "bruck_radix");
 }

@@ -128,6 +128,9 @@ const xchg_algo_info *xchg_registry_find_name(const char *name);
 int xchg_registry_count(void);
 const xchg_algo_info *xchg_registry_at(int i);
 
+/* The radix bruck_radix uses on P ranks (XCHG_BRUCK_RADIX or ceil(sqrt P)). */
+int xchg_bruck_radix_for(int P);
+
 /* The automatic choice (src/select/select.c): the same on every rank. */
 int xchg_select_alltoallv(xchg_call *c, xchg_algo *chosen);
 

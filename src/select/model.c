@@ -1,7 +1,9 @@
 /*
  * model.c - a cost model of each alltoallv algorithm.
  *
- * Hockney's alpha-beta model: a message of n bytes costs alpha + n*beta.
+ * A LogGP-style model: a dependent exchange costs alpha, every posted send
+ * or receive an overhead o, every byte beta (the node's link shared by the
+ * node's ranks) and every locally copied byte `copy`.
  * Each algorithm's time is estimated from statistics every rank shares
  * after one small allreduce (largest block, largest per-rank volume, most
  * nonzero partners), so every rank computes the same estimates and picks
@@ -27,59 +29,58 @@ static double log2ceil(int P)
 double xchg_model_time(xchg_algo algo, const xchg_model_params *m, const xchg_pattern_stats *s)
 {
     const double P = (double)s->P;
-    const double a = m->alpha, b = m->beta;
+    const double a = m->alpha, o = m->overhead, cp = m->copy;
     const double lg = log2ceil(s->P);
     const double vol = (double)s->max_rank_bytes;       /* critical rank's volume */
     const double nnz = (double)s->max_nnz;              /* its nonzero partners */
     const double blk = (double)s->max_block_bytes;      /* global largest block */
-    const double avg = P > 1 ? vol / P : vol;           /* mean block of that rank */
-    const double allreduce = lg * a;
+    /* The ranks of a node share its link: per-rank bandwidth is the link's
+     * divided among them, for the share of traffic that leaves the node. */
+    const double node = s->node_size > 1 ? (double)s->node_size : 1.0;
+    const double off = P > node ? (P - node) / P : 1.0 / node;
+    const double b = m->beta * (node * off > 1.0 ? node * off : 1.0);
+    const double round = a + 2.0 * o;                   /* one dependent exchange */
+    const double allreduce = lg * round;
 
     switch (algo) {
     case XCHG_ALGO_VENDOR:
-        /* a linear or pairwise loop over all P peers, empty ones included */
-        return P * a * m->vendor_alpha_factor + vol * b;
+        /* a loop over all P peers, empty ones included */
+        return a + 2.0 * P * o * m->vendor_overhead_factor + vol * b;
     case XCHG_ALGO_LINEAR:
-        /* nonzero messages posted at once; injection bound by alpha per
-         * message and by the volume */
-        return nnz * a + vol * b;
+        /* all nonzero messages in flight at once: one latency, a per-request
+         * overhead for each send and receive, then the volume */
+        return a + 2.0 * nnz * o + vol * b;
     case XCHG_ALGO_SCATTERED:
-        return nnz * a + vol * b + (nnz > m->throttle ? (nnz / m->throttle) * a : 0.0);
+        return a + 2.0 * nnz * o + vol * b +
+               (2.0 * nnz > m->throttle ? (2.0 * nnz / m->throttle) * a * 0.5 : 0.0);
     case XCHG_ALGO_PAIRWISE:
-        /* P-1 synchronised steps; nonzero ones only */
-        return nnz * (a + m->sync) + vol * b;
+        /* P-1 dependent steps; empty ones skipped */
+        return nnz * (round + m->sync) + vol * b;
     case XCHG_ALGO_PADDED_ALLTOALL:
-        /* allreduce, then an alltoall of P padded blocks: log P steps of
-         * half the data for small blocks, P steps of all of it for large */
+        /* allreduce, then an alltoall of P padded blocks: log P steps of half
+         * the data for small blocks, one spread-out round for large */
         if (blk * P <= m->alltoall_bruck_bytes)
-            return allreduce + lg * a + lg * (P / 2.0) * blk * b;
-        return allreduce + P * a + P * blk * b;
+            return allreduce + lg * round + lg * (P / 2.0) * blk * b + 2.0 * P * blk * cp;
+        return allreduce + a + 2.0 * P * o + P * blk * b + 2.0 * P * blk * cp;
     case XCHG_ALGO_BRUCK_PADDED:
-        return allreduce + lg * a + lg * (P / 2.0) * blk * b + P * blk * m->copy;
+        return allreduce + lg * round + lg * (P / 2.0) * blk * b + (lg + 2.0) * P * blk * cp;
     case XCHG_ALGO_BRUCK_TWOPHASE:
-        /* log P steps of (sizes, data); each moves about half the blocks,
-         * at the mean block size of the rank, not the global maximum */
-        return lg * 2.0 * a + lg * (P / 2.0) * avg * b + lg * vol * m->copy;
+        /* log P steps of (sizes, data); each moves about half the blocks */
+        return lg * 2.0 * round + lg * (vol / 2.0) * b + lg * vol * cp;
     case XCHG_ALGO_BRUCK_RADIX: {
-        /* radix r: log_r P rounds of up to r-1 messages */
+        /* radix r: log_r P rounds of (sizes, data) with r-1 partners each */
         double r = m->radix > 1 ? m->radix : 2.0;
-        double rounds = ceil(log((double)s->P) / log(r));
+        double rounds = ceil(log((double)s->P) / log(r) - 1e-9);
         if (rounds < 1)
             rounds = 1;
-        return rounds * (r - 1.0) * 2.0 * a * m->radix_overlap +
-               rounds * ((r - 1.0) / r) * vol * b + rounds * vol * m->copy;
+        return rounds * 2.0 * (a + 2.0 * (r - 1.0) * o) + rounds * ((r - 1.0) / r) * vol * b +
+               rounds * vol * cp;
     }
     case XCHG_ALGO_GRID: {
-        /* two phases of about sqrt(P) messages each, twice the volume */
+        /* an allreduce (agreed refusal), then two phases of about sqrt(P)
+         * partners each, twice the volume */
         double q = ceil(sqrt(P));
-        return 2.0 * q * a + 2.0 * vol * b + 2.0 * vol * m->copy;
-    }
-    case XCHG_ALGO_HIERARCHICAL: {
-        /* gather at the leader, leaders exchange, scatter: few inter-node
-         * messages, the node's whole volume through one rank */
-        double nodes = s->node_size > 0 ? ceil(P / s->node_size) : P;
-        double nv = vol * (s->node_size > 0 ? s->node_size : 1);
-        return 2.0 * lg * a + nodes * a + nv * b + 2.0 * nv * m->copy;
+        return allreduce + 2.0 * (a + 2.0 * q * o) + 2.0 * vol * b + 2.0 * vol * cp;
     }
     default:
         return INFINITY; /* not modelled: never chosen automatically */
@@ -88,13 +89,16 @@ double xchg_model_time(xchg_algo algo, const xchg_model_params *m, const xchg_pa
 
 void xchg_model_defaults(xchg_model_params *m)
 {
-    m->alpha = 2.0e-6;                 /* s per message: MPI over a fabric */
-    m->beta = 1.0 / 10.0e9;            /* s per byte: ~10 GB/s per rank */
+    /* LogGP-style constants of a typical cluster (fitted to simulated
+     * 100 Gb/s, 1 us links, sim/README.md); xchg-tune measures a machine's
+     * own alpha and beta. */
+    m->alpha = 2.2e-6;                 /* s per dependent exchange */
+    m->overhead = 0.185e-6;            /* s per posted send or receive */
+    m->beta = 1.0 / 12.5e9;            /* s per byte on a node's link */
     m->copy = 1.0 / 20.0e9;            /* s per byte of local pack/copy */
-    m->sync = 1.0e-6;                  /* extra per pairwise step */
-    m->vendor_alpha_factor = 0.5;      /* vendor loops skip little cheaply */
+    m->sync = 0.5e-6;                  /* extra per pairwise step */
+    m->vendor_overhead_factor = 1.0;
     m->throttle = 32.0;
     m->radix = 4.0;
-    m->radix_overlap = 0.5;            /* r-1 messages of a round overlap */
     m->alltoall_bruck_bytes = 256.0 * 1024.0;
 }

@@ -17,9 +17,13 @@ typedef struct xchg_pattern_stats {
 } xchg_pattern_stats;
 
 typedef struct xchg_model_params {
-    double alpha, beta, copy, sync;
-    double vendor_alpha_factor;
-    double throttle, radix, radix_overlap;
+    double alpha;        /* s per dependent exchange (latency) */
+    double overhead;     /* s per posted send or receive */
+    double beta;         /* s per byte on a node's link */
+    double copy;         /* s per byte copied locally */
+    double sync;         /* extra s per pairwise step */
+    double vendor_overhead_factor;
+    double throttle, radix;
     double alltoall_bruck_bytes;
 } xchg_model_params;
 

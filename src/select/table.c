@@ -6,6 +6,7 @@
  *     alpha 1.8e-6            model constants (seconds, seconds per byte)
  *     beta 1.1e-10
  *     copy 4e-11
+ *     overhead 2e-7            per posted send or receive
  *     rule PMIN PMAX BMIN BMAX ALGO
  * A rule applies when PMIN <= P <= PMAX and BMIN <= mean block bytes of the
  * busiest rank <= BMAX; the first that applies wins. Every rank must read
@@ -32,13 +33,13 @@ static char loaded_path[1024];
 static int loaded;             /* path above has been read */
 static rule rules[MAX_RULES];
 static int nrules;
-static double t_alpha, t_beta, t_copy; /* 0: not set */
+static double t_alpha, t_beta, t_copy, t_overhead; /* 0: not set */
 static unsigned long long checksum;
 
 static void load(const char *path)
 {
     nrules = 0;
-    t_alpha = t_beta = t_copy = 0;
+    t_alpha = t_beta = t_copy = t_overhead = 0;
     checksum = 0;
     FILE *f = fopen(path, "r");
     if (!f)
@@ -64,6 +65,8 @@ static void load(const char *path)
             t_beta = v;
         } else if (sscanf(line, "copy %lf", &v) == 1) {
             t_copy = v;
+        } else if (sscanf(line, "overhead %lf", &v) == 1) {
+            t_overhead = v;
         }
     }
     fclose(f);
@@ -96,6 +99,7 @@ xchg_algo xchg_table_lookup(const xchg_pattern_stats *s, xchg_model_params *m)
     if (t_alpha > 0) m->alpha = t_alpha;
     if (t_beta > 0) m->beta = t_beta;
     if (t_copy > 0) m->copy = t_copy;
+    if (t_overhead > 0) m->overhead = t_overhead;
     for (int i = 0; i < nrules; i++)
         if (s->P >= rules[i].pmin && s->P <= rules[i].pmax && mean >= rules[i].bmin &&
             mean <= rules[i].bmax && xchg_registry_find(rules[i].algo)) {
