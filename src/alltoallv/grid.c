@@ -141,6 +141,15 @@ static int grid_build(xchg_call *c, grid_state **out)
     return MPI_SUCCESS;
 }
 
+/* Ends a phase: completes its nr requests even after a posting error (so
+ * none is left pending), resets the count, and keeps the first error. */
+static int phase_wait(MPI_Request *req, int *nr, int err)
+{
+    int werr = MPI_Waitall(*nr, req, MPI_STATUSES_IGNORE);
+    *nr = 0;
+    return err == MPI_SUCCESS ? werr : err;
+}
+
 int xchg_alltoallv_grid(xchg_call *c)
 {
     const int P = c->size, me = c->rank;
@@ -185,14 +194,9 @@ int xchg_alltoallv_grid(xchg_call *c)
     for (int col = 0, q = 0; col < C && err == MPI_SUCCESS; q += col_len(&g, col), col++)
         err = MPI_Isend(s1 + q, col_len(&g, col), MPI_INT64_T, tgt[col], TAG_SIZE1, c->comm,
                         &req[nr++]);
-    {
-        int werr = MPI_Waitall(nr, req, MPI_STATUSES_IGNORE);
-        nr = 0;
-        if (err == MPI_SUCCESS)
-            err = werr;
-        if (err != MPI_SUCCESS)
-            goto out;
-    }
+    err = phase_wait(req, &nr, err);
+    if (err != MPI_SUCCESS)
+        goto out;
 
     /* ---- 2. allocate, agree ---- */
     int64_t A_tot = 0, B_tot = 0, D_tot = 0;
@@ -293,14 +297,9 @@ int xchg_alltoallv_grid(xchg_call *c)
     for (int j = 0; j < K && err == MPI_SUCCESS; j++)
         err = MPI_Isend(s2 + (size_t)j * nsrc, nsrc, MPI_INT64_T, j * C + myc, TAG_SIZE2,
                         c->comm, &req[nr++]);
-    {
-        int werr = MPI_Waitall(nr, req, MPI_STATUSES_IGNORE);
-        nr = 0;
-        if (err == MPI_SUCCESS)
-            err = werr;
-        if (err != MPI_SUCCESS)
-            goto out;
-    }
+    err = phase_wait(req, &nr, err);
+    if (err != MPI_SUCCESS)
+        goto out;
 
     /* ---- 4. phase-2 data ---- */
     {
@@ -341,14 +340,9 @@ int xchg_alltoallv_grid(xchg_call *c)
             MPI_Type_free(&ty); /* freed when the send completes */
         }
     }
-    {
-        int werr = MPI_Waitall(nr, req, MPI_STATUSES_IGNORE);
-        nr = 0;
-        if (err == MPI_SUCCESS)
-            err = werr;
-        if (err != MPI_SUCCESS)
-            goto out;
-    }
+    err = phase_wait(req, &nr, err);
+    if (err != MPI_SUCCESS)
+        goto out;
     /* unpack: column member by column member, its sources in order */
     {
         size_t off = 0;
