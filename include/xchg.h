@@ -59,7 +59,9 @@ typedef enum xchg_algo {
     XCHG_ALGO_HIERARCHICAL = 9,    /* "hierarchical" */
     XCHG_ALGO_GRID = 10,           /* "grid" */
     XCHG_ALGO_RMA_FENCE = 11,      /* "rma_fence" */
-    XCHG_ALGO_RMA_LOCK = 12        /* "rma_lock" */
+    XCHG_ALGO_RMA_LOCK = 12,       /* "rma_lock" */
+    XCHG_ALGO_MPICH_MODEL = 13,    /* "mpich_model": baseline, MPICH 4.0's default */
+    XCHG_ALGO_OMPI_MODEL = 14      /* "ompi_model": baseline, Open MPI 4.1's default */
 } xchg_algo;
 
 /* MPI_Alltoallv with the same signature and semantics (MPI_IN_PLACE as
@@ -87,6 +89,13 @@ XCHG_API const char *xchg_algo_name(xchg_algo algo);
  * i = 0 .. xchg_algo_count()-1, in registry order. */
 XCHG_API int xchg_algo_count(void);
 XCHG_API xchg_algo xchg_algo_at(int i);
+
+/* 1 if algo is a baseline, a reference to compare against rather than a
+ * candidate: "vendor" (the MPI library's own MPI_Alltoallv) and the models
+ * of MPICH 4.0's and Open MPI 4.1's default algorithms ("mpich_model",
+ * "ompi_model"). The automatic choice, tuning tables and xchg-tune never
+ * pick one. 0 for any other algorithm, "auto" or an invalid id. */
+XCHG_API int xchg_algo_is_baseline(xchg_algo algo);
 
 /* The message of an error code returned by xchg, naming the argument at
  * fault; for any other code, what MPI_Error_string says. string must hold

@@ -73,17 +73,32 @@ int main(int argc, char **argv)
     setenv("XCHG_AUTO_MIN_P", "1", 1); /* exercise the shared statistics at every P */
     char label[128];
     int ok;
+    xchg_algo a;
 
     const int scales[] = {0, 1, 16, 1024, 65536};
     for (int i = 0; i < 5; i++)
         for (int sparse = 0; sparse < 2; sparse++) {
-            xchg_algo a = run_pattern(scales[i], sparse, &ok);
+            a = run_pattern(scales[i], sparse, &ok);
             snprintf(label, sizeof label, "scale %d sparse %d: correct", scales[i], sparse);
             expect(ok, label);
             snprintf(label, sizeof label, "scale %d sparse %d: same choice on all ranks (%s)",
                      scales[i], sparse, xchg_algo_name(a) ? xchg_algo_name(a) : "?");
             expect(same_everywhere((int)a) && xchg_algo_name(a) != NULL, label);
+            snprintf(label, sizeof label, "scale %d sparse %d: auto never runs a baseline (%s)",
+                     scales[i], sparse, xchg_algo_name(a) ? xchg_algo_name(a) : "?");
+            expect(!xchg_algo_is_baseline(a), label);
         }
+
+    /* the baselines are exactly vendor and the two MPI models */
+    int nbase = 0;
+    for (int i = 0; i < xchg_algo_count(); i++)
+        nbase += xchg_algo_is_baseline(xchg_algo_at(i));
+    expect(nbase == 3 && xchg_algo_is_baseline(XCHG_ALGO_VENDOR) &&
+               xchg_algo_is_baseline(XCHG_ALGO_MPICH_MODEL) &&
+               xchg_algo_is_baseline(XCHG_ALGO_OMPI_MODEL) &&
+               !xchg_algo_is_baseline(XCHG_ALGO_AUTO) && !xchg_algo_is_baseline(XCHG_ALGO_LINEAR) &&
+               !xchg_algo_is_baseline(XCHG_ALGO_INVALID),
+           "xchg_algo_is_baseline: vendor, mpich_model, ompi_model only");
 
     /* a tuning table with a rule for every case */
     char path[64];
@@ -94,10 +109,23 @@ int main(int argc, char **argv)
     setenv("XCHG_TUNING_FILE", path, 1);
     expect(run_pattern(16, 0, &ok) == XCHG_ALGO_PAIRWISE && ok, "a tuning-table rule is obeyed");
 
+    /* a rule naming a baseline is ignored: the model decides instead (a
+     * file of its own: tables are cached by path) */
+    char bpath[80];
+    snprintf(bpath, sizeof bpath, "%s-baseline", path);
+    f = fopen(bpath, "w");
+    fprintf(f, "# test table\nrule 1 1000000 0 1000000000000 mpich_model\n");
+    fclose(f);
+    setenv("XCHG_TUNING_FILE", bpath, 1);
+    a = run_pattern(16, 0, &ok);
+    expect(ok && !xchg_algo_is_baseline(a), "a tuning-table rule naming a baseline is ignored");
+    remove(bpath);
+    setenv("XCHG_TUNING_FILE", path, 1);
+
     /* only rank 0 has a table: ignored everywhere, same choice, no hang */
     if (rank != 0)
         setenv("XCHG_TUNING_FILE", "/nonexistent/xchg-table", 1);
-    xchg_algo a = run_pattern(16, 0, &ok);
+    a = run_pattern(16, 0, &ok);
     expect(ok && same_everywhere((int)a), "a table one rank lacks: same choice everywhere");
     if (P > 1)
         expect(a != XCHG_ALGO_PAIRWISE, "a table one rank lacks is ignored");

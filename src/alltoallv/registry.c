@@ -7,7 +7,8 @@
  * Adding an algorithm: write src/alltoallv/NAME.c with the xchg_alltoallv_fn
  * signature, add its id to xchg.h and one line here. The optional fifth
  * field gives persistent hooks (xchg_persist_ops); without it
- * xchg_alltoallv_init replays the blocking call at each start.
+ * xchg_alltoallv_init replays the blocking call at each start. The sixth
+ * marks a baseline (compared against, never chosen).
  */
 #include "xchg_internal.h"
 
@@ -25,6 +26,8 @@ int xchg_alltoallv_hierarchical(xchg_call *c);
 int xchg_alltoallv_grid(xchg_call *c);
 int xchg_alltoallv_rma_fence(xchg_call *c);
 int xchg_alltoallv_rma_lock(xchg_call *c);
+int xchg_alltoallv_mpich_model(xchg_call *c);
+int xchg_alltoallv_ompi_model(xchg_call *c);
 
 /* Persistent hooks (xchg_persist_ops); entries without take the generic path. */
 extern const xchg_persist_ops xchg_vendor_persist, xchg_linear_persist,
@@ -37,7 +40,7 @@ extern const xchg_persist_ops xchg_vendor_persist, xchg_linear_persist,
 #endif
 static const xchg_algo_info registry[] = {
     {XCHG_ALGO_VENDOR, "vendor", xchg_alltoallv_vendor,
-     "the MPI library's MPI_Alltoallv: the baseline", &xchg_vendor_persist},
+     "the MPI library's MPI_Alltoallv: the baseline", &xchg_vendor_persist, 1},
     {XCHG_ALGO_LINEAR, "linear", xchg_alltoallv_linear,
      "all messages posted at once: medium P, medium and large messages",
      &xchg_linear_persist},
@@ -63,6 +66,15 @@ static const xchg_algo_info registry[] = {
     {XCHG_ALGO_RMA_LOCK, "rma_lock", xchg_alltoallv_rma_lock,
      "passive-target MPI_Put with pairwise ready/done messages: persistent, sparse patterns",
      &xchg_rma_lock_persist},
+    /* Baselines for simulated comparisons (SMPI's own MPI_Alltoallv is
+     * neither library's): in every build, so they are tested like any
+     * algorithm, but never chosen (baseline = 1). */
+    {XCHG_ALGO_MPICH_MODEL, "mpich_model", xchg_alltoallv_mpich_model,
+     "baseline: model of MPICH 4.0's default (scattered, throttle 32, empty blocks skipped)",
+     NULL, 1},
+    {XCHG_ALGO_OMPI_MODEL, "ompi_model", xchg_alltoallv_ompi_model,
+     "baseline: model of Open MPI 4.1's default (tuned fixed decision: pairwise or basic linear)",
+     NULL, 1},
 };
 
 enum { REGISTRY_N = (int)(sizeof registry / sizeof registry[0]) };
@@ -109,6 +121,12 @@ const char *xchg_algo_name(xchg_algo algo)
 }
 
 int xchg_algo_count(void) { return REGISTRY_N; }
+
+int xchg_algo_is_baseline(xchg_algo algo)
+{
+    const xchg_algo_info *a = xchg_registry_find(algo);
+    return a ? a->baseline : 0;
+}
 
 xchg_algo xchg_algo_at(int i)
 {

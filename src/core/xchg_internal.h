@@ -17,6 +17,8 @@ enum {
     XCHG_TAG_LINEAR = 100,
     XCHG_TAG_PAIRWISE = 101,
     XCHG_TAG_SCATTERED = 102,
+    XCHG_TAG_MPICH_MODEL = 103, /* baseline: model of MPICH 4.0's default */
+    XCHG_TAG_OMPI_MODEL = 104,  /* baseline: model of Open MPI 4.1's default */
     XCHG_TAG_BRUCK = 110,
     XCHG_TAG_HIER = 120,
     XCHG_TAG_GRID = 130,
@@ -120,6 +122,9 @@ typedef struct xchg_algo_info {
     xchg_alltoallv_fn run;
     const char *when;      /* one line: when this algorithm wins */
     const xchg_persist_ops *persist; /* NULL: generic persistent path */
+    int baseline;          /* 1: a reference to compare against (vendor, the
+                              models of MPICH's and Open MPI's defaults):
+                              never chosen by auto, tuning or "best" */
 } xchg_algo_info;
 
 /* The registry (src/alltoallv/registry.c). */

@@ -19,8 +19,8 @@
 
 #include <math.h>
 
-/* Algorithms the model may choose. Not offered: vendor (the baseline we
- * aim to beat), hierarchical (gathers a node's volume at one rank: chosen
+/* Algorithms the model may choose. Not offered: the baselines (vendor,
+ * mpich_model, ompi_model: what we aim to beat), hierarchical (gathers a node's volume at one rank: chosen
  * by tuning only), rma_* (window creation per call; for persistent use). */
 static const xchg_algo candidates[] = {
     XCHG_ALGO_LINEAR,         XCHG_ALGO_SCATTERED,      XCHG_ALGO_PAIRWISE,
@@ -91,7 +91,8 @@ int xchg_select_alltoallv(xchg_call *c, xchg_algo *chosen)
     double best_t = INFINITY;
     for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++) {
         xchg_algo a = candidates[i];
-        if (!xchg_registry_find(a))
+        const xchg_algo_info *info = xchg_registry_find(a);
+        if (!info || info->baseline)
             continue;
         if ((a == XCHG_ALGO_PADDED_ALLTOALL || a == XCHG_ALGO_BRUCK_PADDED) &&
             padded > (double)c->temp_limit)

@@ -14,10 +14,47 @@ static const char *const show_what[] = {
     "slowest iteration (slowest rank's time), microseconds",
     "temporary memory of the algorithm, bytes, most over ranks and iterations"};
 
-/* Column c of a row: algorithm c % nalgos, persistent from nalgos on. */
+/* What speedups are quoted against. On a real MPI: the library's own
+ * MPI_Alltoallv (vendor). Under SMPI, whose MPI_Alltoallv is SimGrid's and
+ * neither MPICH's nor Open MPI's: the models of the two libraries' defaults
+ * (xchg-bench always runs them there). */
+#ifdef XCHG_SMPI
+static const xchg_algo refs[] = {XCHG_ALGO_MPICH_MODEL, XCHG_ALGO_OMPI_MODEL};
+static const char *const ref_short[] = {"mpich", "ompi"};
+#define VENDOR_LABEL "smpi_vendor"
+#else
+static const xchg_algo refs[] = {XCHG_ALGO_VENDOR};
+static const char *const ref_short[] = {"vendor"};
+#define VENDOR_LABEL "vendor"
+#endif
+enum { NREFS = (int)(sizeof refs / sizeof refs[0]) };
+
+/* The one-shot column of algorithm a, or -1 if it did not run. */
+static int algo_col(const bench_run *r, xchg_algo a)
+{
+    for (int k = 0; k < r->nalgos; k++)
+        if (r->algos[k] == a)
+            return k;
+    return -1;
+}
+
+/* Column c of a row: algorithm c % nalgos, persistent from nalgos on. The
+ * table names SMPI's own MPI_Alltoallv smpi_vendor (files keep "vendor",
+ * the algorithm's name, and say what it is in their parameters). */
 static const char *col_label(const bench_run *r, int c)
 {
+    if (r->algos[c % r->nalgos] == XCHG_ALGO_VENDOR)
+        return c >= r->nalgos ? VENDOR_LABEL "+p" : VENDOR_LABEL;
     return bench_col_label(r, c % r->nalgos, c >= r->nalgos);
+}
+
+/* The table's speedup columns: per reference, best's then auto's. */
+static void speedup_col_name(int k, int of_auto, char *out, size_t n)
+{
+    if (NREFS == 1)
+        snprintf(out, n, "speedup_%s", of_auto ? "auto" : "best");
+    else
+        snprintf(out, n, "%s_vs_%s", of_auto ? "auto" : "best", ref_short[k]);
 }
 
 static int col_width(const bench_run *r, int a)
@@ -39,7 +76,19 @@ void report_table_header(FILE *f, const bench_run *r, bench_pattern_kind pat)
     fprintf(f, ", %d ranks, %s, seed %" PRIu64 ", %d iterations after %d warm-up\n", r->P,
             bench_type_name(r), r->base.seed, r->iters, r->warmup);
     bench_table_mpi_line(f, &r->env);
-    fprintf(f, "# %s; speedup = vendor / best\n", show_what[r->show]);
+    fprintf(f, "# %s\n", show_what[r->show]);
+#ifdef XCHG_SMPI
+    fprintf(f, "# smpi_vendor = SMPI's own MPI_Alltoallv (SimGrid's), not MPICH's or Open MPI's;"
+               " mpich_model, ompi_model = models of MPICH 4.0's and Open MPI 4.1's default"
+               " MPI_Alltoallv\n");
+    fprintf(f, "# best = fastest algorithm other than the baselines (vendor, mpich_model,"
+               " ompi_model) and auto; X_vs_mpich = mpich_model / X, X_vs_ompi = ompi_model / X,"
+               " for X = best and auto (what xchg_alltoallv gives)\n");
+#else
+    fprintf(f, "# best = fastest algorithm other than the baselines (vendor, mpich_model,"
+               " ompi_model) and auto; speedup_best = vendor / best, speedup_auto = vendor /"
+               " auto (what xchg_alltoallv gives)\n");
+#endif
     if (r->persistent)
         fprintf(f, "# NAME+p: persistent request, xchg_alltoallv_init once per size (its time,"
                    " slowest rank, on the '# init' line), then xchg_start + xchg_wait timed%s\n",
@@ -48,8 +97,25 @@ void report_table_header(FILE *f, const bench_run *r, bench_pattern_kind pat)
     fprintf(f, "%-11s", "# Size");
     for (int a = 0; a < bench_ncols(r); a++)
         fprintf(f, "%*s", col_width(r, a), col_label(r, a));
-    fprintf(f, "  %-16s %8s\n", "best", "speedup");
+    fprintf(f, "  %-16s", "best");
+    for (int k = 0; k < NREFS; k++)
+        for (int of_auto = 0; of_auto < 2; of_auto++) {
+            char name[32];
+            speedup_col_name(k, of_auto, name, sizeof name);
+            fprintf(f, " %13s", name);
+        }
+    fprintf(f, "\n");
     fflush(f);
+}
+
+/* ref's time over x's, "-" when either is missing or failed */
+static void print_speedup(FILE *f, const bench_result *row, int ref, int x)
+{
+    if (ref < 0 || x < 0 || row[ref].status != ST_OK || row[x].status != ST_OK ||
+        row[x].median <= 0)
+        fprintf(f, " %13s", "-");
+    else
+        fprintf(f, " %12.2fx", row[ref].median / row[x].median);
 }
 
 /* row points at nalgos consecutive results of one size, algos in order. */
@@ -64,10 +130,10 @@ void report_table_row(FILE *f, const bench_run *r, const bench_result *row)
             fprintf(f, " %*s", w - 1, "-");
             continue;
         }
-        /* best: the fastest algorithm proper (auto runs one of them; vendor+p
-         * is the baseline's own persistent form) */
+        /* best: the fastest algorithm proper, never a baseline (nor its
+         * persistent form) nor auto (which runs one of them) */
         xchg_algo id = r->algos[x->algo];
-        if (id != XCHG_ALGO_VENDOR && id != XCHG_ALGO_AUTO &&
+        if (!xchg_algo_is_baseline(id) && id != XCHG_ALGO_AUTO &&
             (best < 0 || x->median < row[best].median))
             best = a;
         switch (r->show) {
@@ -77,10 +143,14 @@ void report_table_row(FILE *f, const bench_run *r, const bench_result *row)
         case SHOW_MEM: fprintf(f, " %*" PRIu64, w - 1, x->temp_bytes); break;
         }
     }
-    if (best >= 0 && row[0].status == ST_OK && row[best].median > 0)
-        fprintf(f, "  %-16s %7.2fx\n", col_label(r, best), row[0].median / row[best].median);
-    else
-        fprintf(f, "  %-16s %8s\n", best >= 0 ? col_label(r, best) : "-", "-");
+    fprintf(f, "  %-16s", best >= 0 ? col_label(r, best) : "-");
+    int autoc = algo_col(r, XCHG_ALGO_AUTO);
+    for (int k = 0; k < NREFS; k++) {
+        int ref = algo_col(r, refs[k]);
+        print_speedup(f, row, ref, best);
+        print_speedup(f, row, ref, autoc);
+    }
+    fprintf(f, "\n");
     if (r->persistent) { /* init times under their columns */
         fprintf(f, "%-11s", "# init");
         for (int a = 0; a < bench_ncols(r); a++) {
@@ -122,22 +192,40 @@ static const char *status_name(bench_status s)
     return s == ST_OK ? "ok" : s == ST_ERROR ? "error" : "skipped";
 }
 
-/* vendor's result of the same pattern and size, or NULL */
-static const bench_result *vendor_of(const bench_result *res, int n, const bench_result *x)
+/* The one-shot result of algorithm index ai at x's pattern and size, or NULL */
+static const bench_result *result_of(const bench_result *res, int n, int ai,
+                                     const bench_result *x)
 {
     for (int k = 0; k < n; k++)
-        if (res[k].algo == 0 && !res[k].persistent && res[k].pattern == x->pattern && res[k].size == x->size)
+        if (res[k].algo == ai && !res[k].persistent && res[k].pattern == x->pattern &&
+            res[k].size == x->size)
             return &res[k];
     return NULL;
 }
 
-static double speedup(const bench_result *res, int n, const bench_result *x)
+/* The time of algorithm index ai over x's (0 when either failed) */
+static double speedup(const bench_result *res, int n, int ai, const bench_result *x)
 {
-    const bench_result *v = vendor_of(res, n, x);
+    const bench_result *v = result_of(res, n, ai, x);
     if (!v || v->status != ST_OK || x->status != ST_OK || x->median <= 0)
         return 0;
     return v->median / x->median;
 }
+
+/* The files' speedup fields: over vendor (algos[0]), then over each model
+ * of an MPI library's default, empty where that model did not run. */
+static const xchg_algo file_refs[] = {XCHG_ALGO_VENDOR, XCHG_ALGO_MPICH_MODEL,
+                                      XCHG_ALGO_OMPI_MODEL};
+static const char *const file_ref_field[] = {"speedup_vs_vendor", "speedup_vs_mpich_model",
+                                             "speedup_vs_ompi_model"};
+enum { NFILE_REFS = 3 };
+
+/* What "vendor" is in this build, for the files' parameters. */
+#ifdef XCHG_SMPI
+#define VENDOR_IS "smpi"
+#else
+#define VENDOR_IS "mpi_library"
+#endif
 
 int report_csv(const char *path, const bench_run *r, const bench_result *res, int n)
 {
@@ -151,10 +239,14 @@ int report_csv(const char *path, const bench_run *r, const bench_result *res, in
             r->base.density, r->base.zipf_s, r->base.hot, r->base.hot_fraction, r->check);
     /* --persistent only: its fields last, so that the others keep their
      * places; persistent rows are named NAME+p */
+    /* vendor=smpi: the vendor rows are SMPI's own MPI_Alltoallv, neither
+     * MPICH's nor Open MPI's; mpi_library: the MPI library's */
+    fprintf(f, "# vendor=%s\n", VENDOR_IS);
     if (r->persistent)
         fprintf(f, "# persistent=1\n");
     fprintf(f, "pattern,size_bytes,avg_bytes,algo,ran,status,median_us,min_us,max_us,"
-               "mean_us,temp_bytes,speedup_vs_vendor,error,times_us%s\n",
+               "mean_us,temp_bytes,speedup_vs_vendor,speedup_vs_mpich_model,"
+               "speedup_vs_ompi_model,error,times_us%s\n",
             r->persistent ? ",mode,init_us" : "");
     for (int k = 0; k < n; k++) {
         const bench_result *x = &res[k];
@@ -163,12 +255,19 @@ int report_csv(const char *path, const bench_run *r, const bench_result *res, in
         fprintf(f, "%s,%" PRId64 ",%.6g,%s,%s,%s,", bench_pattern_name(x->pattern), x->size,
                 x->avg_bytes, bench_col_label(r, x->algo, x->persistent), x->ran,
                 status_name(x->status));
-        if (x->status == ST_OK)
-            fprintf(f, "%.3f,%.3f,%.3f,%.3f,%" PRIu64 ",%.4f,%s,", x->median * 1e6,
-                    x->min * 1e6, x->max * 1e6, x->mean * 1e6, x->temp_bytes,
-                    speedup(res, n, x), err);
-        else
-            fprintf(f, ",,,,,,%s,", err);
+        if (x->status == ST_OK) {
+            fprintf(f, "%.3f,%.3f,%.3f,%.3f,%" PRIu64 ",", x->median * 1e6, x->min * 1e6,
+                    x->max * 1e6, x->mean * 1e6, x->temp_bytes);
+            for (int k = 0; k < NFILE_REFS; k++) {
+                int ai = algo_col(r, file_refs[k]);
+                if (ai >= 0)
+                    fprintf(f, "%.4f", speedup(res, n, ai, x));
+                fprintf(f, ",");
+            }
+            fprintf(f, "%s,", err);
+        } else {
+            fprintf(f, ",,,,,,,,%s,", err);
+        }
         if (x->status == ST_OK)
             bench_print_times(f, x->times, r->iters, " ");
         if (r->persistent) {
@@ -200,6 +299,7 @@ int report_json(const char *path, const bench_run *r, const bench_result *res, i
             bench_type_name(r), r->base.seed, r->iters, r->warmup, r->check ? "true" : "false");
     if (r->persistent) /* results then hold NAME+p rows too */
         fprintf(f, "    \"persistent\": true,\n");
+    fprintf(f, "    \"vendor\": \"%s\",\n", VENDOR_IS);
     fprintf(f, "    \"density\": %g,\n    \"zipf_s\": %g,\n    \"hot\": %d,\n"
                "    \"hot_fraction\": %g\n  },\n  \"results\": [\n",
             r->base.density, r->base.zipf_s, r->base.hot, r->base.hot_fraction);
@@ -218,10 +318,14 @@ int report_json(const char *path, const bench_run *r, const bench_result *res, i
         }
         if (x->status == ST_OK) {
             fprintf(f, ", \"median_us\": %.3f, \"min_us\": %.3f, \"max_us\": %.3f, "
-                       "\"mean_us\": %.3f, \"temp_bytes\": %" PRIu64 ", \"speedup_vs_vendor\": %.4f,"
-                       " \"times_us\": [",
-                    x->median * 1e6, x->min * 1e6, x->max * 1e6, x->mean * 1e6, x->temp_bytes,
-                    speedup(res, n, x));
+                       "\"mean_us\": %.3f, \"temp_bytes\": %" PRIu64,
+                    x->median * 1e6, x->min * 1e6, x->max * 1e6, x->mean * 1e6, x->temp_bytes);
+            for (int k = 0; k < NFILE_REFS; k++) {
+                int ai = algo_col(r, file_refs[k]);
+                if (ai >= 0)
+                    fprintf(f, ", \"%s\": %.4f", file_ref_field[k], speedup(res, n, ai, x));
+            }
+            fprintf(f, ", \"times_us\": [");
             bench_print_times(f, x->times, r->iters, ", ");
             fprintf(f, "]");
         } else {
