@@ -7,7 +7,9 @@
  * Adding an algorithm: write src/alltoallv/NAME.c with the xchg_alltoallv_fn
  * signature, add its id to xchg.h and one line here. The optional fifth
  * field gives persistent hooks (xchg_persist_ops); without it
- * xchg_alltoallv_init replays the blocking call at each start.
+ * xchg_alltoallv_init replays the blocking call at each start. The sixth,
+ * 1 for algorithms whose agreement collective carries an argument error
+ * (xchg_call.arg_err), lets one rank's bad argument fail every rank.
  */
 #include "xchg_internal.h"
 
@@ -46,17 +48,17 @@ static const xchg_algo_info registry[] = {
     {XCHG_ALGO_SCATTERED, "scattered", xchg_alltoallv_scattered,
      "linear with at most XCHG_THROTTLE requests in flight: large P with medium messages", NULL},
     {XCHG_ALGO_PADDED_ALLTOALL, "padded_alltoall", xchg_alltoallv_padded_alltoall,
-     "blocks padded to the global largest, one MPI_Alltoall: small, nearly uniform blocks", NULL},
+     "blocks padded to the global largest, one MPI_Alltoall: small, nearly uniform blocks", NULL, 1},
     {XCHG_ALGO_BRUCK_PADDED, "bruck_padded", xchg_alltoallv_bruck_padded,
-     "Bruck on padded blocks, log2 P steps: tiny, nearly uniform blocks at large P", NULL},
+     "Bruck on padded blocks, log2 P steps: tiny, nearly uniform blocks at large P", NULL, 1},
     {XCHG_ALGO_BRUCK_TWOPHASE, "bruck_twophase", xchg_alltoallv_bruck_twophase,
      "Bruck with sizes sent ahead, no padding: small irregular blocks at large P", NULL},
     {XCHG_ALGO_BRUCK_RADIX, "bruck_radix", xchg_alltoallv_bruck_radix,
      "two-phase Bruck in base r (XCHG_BRUCK_RADIX): small blocks when log2 P rounds are too many", NULL},
     {XCHG_ALGO_HIERARCHICAL, "hierarchical", xchg_alltoallv_hierarchical,
-     "gather per node, one message per node pair, scatter: many ranks per node, small blocks", NULL},
+     "gather per node, one message per node pair, scatter: many ranks per node, small blocks", NULL, 1},
     {XCHG_ALGO_GRID, "grid", xchg_alltoallv_grid,
-     "row then column through a sqrt(P) grid: about 2 sqrt(P) messages, small blocks at large P", NULL},
+     "row then column through a sqrt(P) grid: about 2 sqrt(P) messages, small blocks at large P", NULL, 1},
     {XCHG_ALGO_RMA_FENCE, "rma_fence", xchg_alltoallv_rma_fence,
      "MPI_Put between two fences, window made once: persistent use, blocks from ~32 KiB",
      &xchg_rma_fence_persist},
