@@ -43,25 +43,28 @@ static const struct setting_def {
     int64_t min, max, dflt; /* KIND_INT, KIND_BYTES */
     const char *range;      /* for messages and the README */
     int zero_ok;            /* 0 is valid too (below min): "the default" */
+    const char *dflt_text;  /* the default, for messages and the README */
 } defs[XCHG_SETTING_COUNT] = {
     [XCHG_SET_ALLTOALLV_ALGO] = {"XCHG_ALLTOALLV_ALGO", KIND_ALGO, 0, 0, 0,
-                                 "an algorithm name or auto"},
+                                 "an algorithm name or auto", 0, "auto"},
     [XCHG_SET_SPARSE_ALGO] = {"XCHG_SPARSE_ALGO", KIND_SPARSE_ALGO, 0, 0, 0,
-                              "pex, rsx, nbx, rma or auto"},
+                              "pex, rsx, nbx, rma or auto", 0, "auto"},
     [XCHG_SET_THROTTLE] = {"XCHG_THROTTLE", KIND_INT, 2, 1 << 20, 32,
-                           "an integer in [2, 1048576]"},
+                           "an integer in [2, 1048576]", 0, "32"},
     [XCHG_SET_BRUCK_RADIX] = {"XCHG_BRUCK_RADIX", KIND_INT, 2, 1 << 30, 0,
-                              "0 (ceil(sqrt P)) or an integer in [2, 2^30], clamped to P", 1},
+                              "0 (ceil(sqrt P)) or an integer in [2, 2^30], clamped to P", 1,
+                              "ceil(sqrt P)"},
     [XCHG_SET_AUTO_MIN_P] = {"XCHG_AUTO_MIN_P", KIND_INT, 1, 1 << 30, 64,
-                             "an integer in [1, 2^30]"},
+                             "an integer in [1, 2^30]", 0, "64"},
     [XCHG_SET_MAX_TEMP_BYTES] = {"XCHG_MAX_TEMP_BYTES", KIND_BYTES, 0, INT64_MAX, 0,
                                  "bytes in [0, 2^63), suffix K, M or G (KiB, MiB, GiB) "
-                                 "allowed"},
+                                 "allowed", 0,
+                                 "a quarter of the smallest physical memory of all ranks"},
     [XCHG_SET_RANKS_PER_NODE] = {"XCHG_RANKS_PER_NODE", KIND_INT, 1, INT_MAX, 0,
-                                 "an integer in [1, 2^31)"},
+                                 "an integer in [1, 2^31)", 0, "shared-memory nodes"},
     [XCHG_SET_NBX_BARRIER] = {"XCHG_NBX_BARRIER", KIND_BARRIER, 0, 1, 0,
-                              "ibarrier or dissemination"},
-    [XCHG_SET_CHECK] = {"XCHG_CHECK", KIND_INT, 0, 1, 0, "0 or 1"},
+                              "ibarrier or dissemination", 0, "ibarrier"},
+    [XCHG_SET_CHECK] = {"XCHG_CHECK", KIND_INT, 0, 1, 0, "0 or 1", 0, "0"},
 };
 
 const char *xchg_setting_name(xchg_setting_id id)
@@ -273,12 +276,13 @@ int xchg_settings_agree(MPI_Comm comm, xchg_settings *s)
     for (int i = 0; i < N; i++) {
         if (v[N + i] && first_warning(&warned_rejected, i)) {
             if (rejected[i])
-                fprintf(stderr, "xchg: warning: %s=\"%s\" rejected: not %s; the default is "
-                        "used\n", defs[i].name, text[i], defs[i].range);
+                fprintf(stderr, "xchg: warning: %s=\"%s\" rejected: not %s; the default "
+                        "(%s) is used\n", defs[i].name, text[i], defs[i].range,
+                        defs[i].dflt_text);
             else
                 fprintf(stderr, "xchg: warning: %s rejected on rank %d (and perhaps others): "
-                        "not %s; the default is used\n", defs[i].name, (int)v[N + i] - 1,
-                        defs[i].range);
+                        "not %s; the default (%s) is used\n", defs[i].name,
+                        (int)v[N + i] - 1, defs[i].range, defs[i].dflt_text);
         }
         if (v[i] && first_warning(&warned_differs, i)) {
             char d[64];
