@@ -1,10 +1,12 @@
 /*
  * alltoallv.c - the public xchg_alltoallv entry points.
  *
- * Checks arguments before any communication (each error names the argument
- * and goes through the caller's error handler), resolves MPI_IN_PLACE once
- * for all algorithms, picks the algorithm (forced, environment, or auto),
- * runs it on the private communicator and records what it did.
+ * Checks arguments before any data moves (each error names the argument
+ * and goes through the caller's error handler; where a collective can carry
+ * it, one rank's error fails every rank: run_failed), resolves MPI_IN_PLACE
+ * once for all algorithms, runs the check mode (XCHG_CHECK=1), picks the
+ * algorithm (forced, the agreed XCHG_ALLTOALLV_ALGO, or auto), runs it on
+ * the private communicator and records what it did.
  */
 #include "xchg_internal.h"
 
@@ -133,7 +135,7 @@ int xchg_resolve_algo(const xchg_settings *s, xchg_algo algo, int from_env, xchg
  * (registry: agrees_errors). The rank takes part with empty blocks, so
  * every rank returns the same error class. Elsewhere the error stays local
  * (the README's "Errors" lists which is which). */
-static int run_failed(xchg_call *c, xchg_algo algo, int algo_known, int *ran)
+static int run_failed(xchg_call *c, xchg_algo algo, int algo_known)
 {
     static const char dummy[1];
     int *zeros = calloc((size_t)c->size, sizeof(int));
@@ -153,7 +155,6 @@ static int run_failed(xchg_call *c, xchg_algo algo, int algo_known, int *ran)
             if (src != MPI_SUCCESS) {
                 rc = src;
             } else if (xchg_registry_find(algo)->agrees_errors) {
-                *ran = algo;
                 rc = xchg_registry_find(algo)->run(c);
             }
         }
@@ -194,8 +195,7 @@ static int run(xchg_algo algo, int from_env, const void *sendbuf, const int send
 
     rc = xchg_check_alltoallv_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                                    recvcounts, rdispls, recvtype, comm);
-    xchg_algo requested = algo;
-    int algo_rc = xchg_resolve_algo(&cs->settings, requested, from_env, &algo);
+    int algo_rc = xchg_resolve_algo(&cs->settings, algo, from_env, &algo);
     if (rc == MPI_SUCCESS)
         rc = algo_rc;
     if (rc == MPI_SUCCESS) {
@@ -207,16 +207,11 @@ static int run(xchg_algo algo, int from_env, const void *sendbuf, const int send
         /* An unknown XCHG_ALLTOALLV_ALGO is agreed, so it fails on every
          * rank by itself; an unknown algo argument leaves the protocol
          * unknown (only the check mode can agree on it). */
-        int ran = XCHG_ALGO_INVALID;
         if (!(from_env && algo_rc != MPI_SUCCESS)) {
             c.arg_err = rc;
-            rc = run_failed(&c, algo, algo_rc == MPI_SUCCESS, &ran);
+            rc = run_failed(&c, algo, algo_rc == MPI_SUCCESS);
         }
-        cs->calls++;
-        cs->last.algo = (xchg_algo)ran;
-        cs->last.temp_bytes = c.temp_peak;
-        cs->last.calls = cs->calls;
-        return xchg_raise(comm, rc);
+        return xchg_raise(comm, rc); /* not counted in the stats, as before */
     }
 
     void *inplace = NULL;

@@ -67,11 +67,6 @@ static const struct setting_def {
     [XCHG_SET_CHECK] = {"XCHG_CHECK", KIND_INT, 0, 1, 0, "0 or 1", 0, "0"},
 };
 
-const char *xchg_setting_name(xchg_setting_id id)
-{
-    return id >= 0 && id < XCHG_SETTING_COUNT ? defs[id].name : "?";
-}
-
 static uint64_t name_hash(const char *s)
 {
     uint64_t h = 1469598103934665603ull;

@@ -68,7 +68,6 @@ typedef struct xchg_settings {
  * MPI_Bcast, one MPI_Allreduce); rank 0 warns of rejected or differing
  * values on stderr. */
 int xchg_settings_agree(MPI_Comm comm, xchg_settings *s);
-const char *xchg_setting_name(xchg_setting_id id);
 
 /* Library state cached on a caller's communicator (attribute value). */
 typedef struct xchg_comm_state {
