@@ -42,7 +42,9 @@ typedef struct err_slot {
 
 static pthread_mutex_t err_lock = PTHREAD_MUTEX_INITIALIZER;
 static err_slot *err_ring[XCHG_MAX_CLASSES]; /* XCHG_CODES_PER_CLASS each, lazily */
+#ifndef XCHG_SMPI
 static unsigned err_next[XCHG_MAX_CLASSES];
+#endif
 static int err_string_works = -1; /* -1 unknown, else whether MPI_Error_string shows ours */
 
 /* This thread's last messages, newest at tl_next - 1. */
