@@ -2,15 +2,17 @@
  * test_bruck.c - the failure contract of the padded and Bruck algorithms.
  *
  * 1. Padded algorithms over XCHG_MAX_TEMP_BYTES refuse with MPI_ERR_NO_MEM
- *    on every rank, also when only one rank has the small limit, and the
- *    communicator stays usable.
- * 2. Two-phase Bruck with a rank out of temporary memory mid-exchange does
- *    not hang: that rank returns MPI_ERR_NO_MEM, any other rank either the
- *    same or success with correct data.
+ *    on every rank, also when only rank 0 sets the small limit (settings
+ *    are agreed: every rank takes rank 0's), and the communicator stays
+ *    usable.
+ * 2. Two-phase Bruck out of temporary memory mid-exchange does not hang:
+ *    rank 0 returns MPI_ERR_NO_MEM, any other rank either the same or
+ *    success with correct data.
  * 3. A receive block smaller than what arrives gives MPI_ERR_TRUNCATE on
  *    that rank only (byte-level algorithms that know the incoming sizes),
  *    and the user's buffer past the block is untouched.
- * 4. XCHG_BRUCK_RADIX out of range or garbage still gives correct results.
+ * 4. XCHG_BRUCK_RADIX out of range or garbage (rejected with a warning:
+ *    the default radix) still gives correct results.
  * Every failure is printed; the exit code is non-zero on any.
  */
 #include "xchg.h"
@@ -95,6 +97,24 @@ static int run(xchg_algo a, bufs *b, MPI_Comm comm)
                                MPI_INT, comm);
 }
 
+/* Settings are read once per communicator, at its first xchg call (and
+ * agreed: rank 0's value wins): run on a new one made with var=val on this rank (val NULL: unset),
+ * keeping its stats. */
+static xchg_stats env_stats;
+static int run_env(xchg_algo a, bufs *b, const char *var, const char *val)
+{
+    MPI_Comm c;
+    if (val)
+        setenv(var, val, 1);
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    int rc = run(a, b, c); /* its first xchg call reads the settings */
+    unsetenv(var);
+    xchg_get_stats(c, &env_stats);
+    MPI_Comm_free(&c);
+    return rc;
+}
+
 /* A good call right after: the communicator is still usable. */
 static void usable_after(const char *label, xchg_algo a, bufs *b, MPI_Comm comm)
 {
@@ -123,10 +143,8 @@ int main(int argc, char **argv)
             const char *name = xchg_algo_name(padded[a]);
             char lim[32]; /* half the padded blocks alone: both must refuse */
             snprintf(lim, sizeof lim, "%d", 512 * P);
-            if (!only0 || rank == 0)
-                setenv("XCHG_MAX_TEMP_BYTES", lim, 1);
-            int rc = run(padded[a], &b, comm);
-            unsetenv("XCHG_MAX_TEMP_BYTES");
+            int rc = run_env(padded[a], &b, "XCHG_MAX_TEMP_BYTES",
+                             !only0 || rank == 0 ? lim : NULL);
             snprintf(w, sizeof w, "%s, limit %s on %s: MPI_ERR_NO_MEM naming the limit, "
                      "got class %d (%s)", name, lim, only0 ? "rank 0" : "all ranks",
                      err_class(rc), msg_of(rc));
@@ -138,14 +156,11 @@ int main(int argc, char **argv)
         }
         /* a limit that fits: 2 x P x 1 KiB plus room */
         snprintf(w, sizeof w, "%d", 3 * P * 1024 + 4096);
-        setenv("XCHG_MAX_TEMP_BYTES", w, 1);
-        int rc = run(padded[a], &b, comm);
-        unsetenv("XCHG_MAX_TEMP_BYTES");
+        int rc = run_env(padded[a], &b, "XCHG_MAX_TEMP_BYTES", w);
         snprintf(w, sizeof w, "%s under a sufficient limit (%s)", xchg_algo_name(padded[a]),
                  msg_of(rc));
         check(w, rc == MPI_SUCCESS && correct(&b));
-        xchg_stats st;
-        xchg_get_stats(comm, &st);
+        xchg_stats st = env_stats;
         snprintf(w, sizeof w, "%s reports its padded buffers (%zu bytes)",
                  xchg_algo_name(padded[a]), st.temp_bytes);
         check(w, st.temp_bytes >= (size_t)P * 1024);
@@ -157,10 +172,9 @@ int main(int argc, char **argv)
     for (int a = 0; a < 2; a++)
         for (int l = 0; l < 7; l++) {
             const char *name = xchg_algo_name(twop[a]);
-            if (rank == 0)
-                setenv("XCHG_MAX_TEMP_BYTES", limits[l], 1);
-            int rc = run(twop[a], &b, comm);
-            unsetenv("XCHG_MAX_TEMP_BYTES");
+            /* set on rank 0 only: agreed, so every rank takes rank 0's */
+            int rc = run_env(twop[a], &b, "XCHG_MAX_TEMP_BYTES",
+                             rank == 0 ? limits[l] : NULL);
             int cls = err_class(rc);
             /* rank 0 holds P KiB and more, except alone with its one block */
             int must_fail = rank == 0 && (size_t)atol(limits[l]) < (size_t)P * 1024;
@@ -196,12 +210,10 @@ int main(int argc, char **argv)
     {
         const char *radix[] = {"2", "3", "1", "-7", "1000000", "0", "x3", ""};
         for (int i = 0; i < 8; i++) {
-            setenv("XCHG_BRUCK_RADIX", radix[i], 1);
-            int rc = run(XCHG_ALGO_BRUCK_RADIX, &b, comm);
+            int rc = run_env(XCHG_ALGO_BRUCK_RADIX, &b, "XCHG_BRUCK_RADIX", radix[i]);
             snprintf(w, sizeof w, "XCHG_BRUCK_RADIX='%s' (%s)", radix[i], msg_of(rc));
             check(w, rc == MPI_SUCCESS && correct(&b));
         }
-        unsetenv("XCHG_BRUCK_RADIX");
     }
 
     unmake(&b);

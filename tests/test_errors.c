@@ -25,6 +25,16 @@ static int probe_error_string(void)
     return strcmp(s, "xchg-test-probe") == 0;
 }
 
+/* Settings are read once per communicator, at its first xchg call: a new
+ * one sees setenv's. */
+static MPI_Comm comm_with_env(void)
+{
+    MPI_Comm c;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    return c;
+}
+
 static void count_handler(MPI_Comm *comm, int *code, ...)
 {
     (void)comm; (void)code;
@@ -136,12 +146,16 @@ int main(int argc, char **argv)
     expect("xchg_algo_name(invalid)", xchg_algo_name((xchg_algo)999) == NULL ? MPI_SUCCESS : MPI_ERR_OTHER, MPI_SUCCESS, NULL);
     expect("XCHG_ALGO_INVALID forced", xchg_alltoallv_algo(XCHG_ALGO_INVALID, sb, sc, sd, MPI_INT, rb, rc, rd, MPI_INT, comm), MPI_ERR_ARG, "algo");
     setenv("XCHG_ALLTOALLV_ALGO", "no_such_algo", 1);
-    expect("XCHG_ALLTOALLV_ALGO unknown", xchg_alltoallv(sb, sc, sd, MPI_INT, rb, rc, rd, MPI_INT, comm), MPI_ERR_ARG, "XCHG_ALLTOALLV_ALGO=no_such_algo");
+    MPI_Comm ecomm = comm_with_env();
+    expect("XCHG_ALLTOALLV_ALGO unknown", xchg_alltoallv(sb, sc, sd, MPI_INT, rb, rc, rd, MPI_INT, ecomm), MPI_ERR_ARG, "XCHG_ALLTOALLV_ALGO=no_such_algo");
+    MPI_Comm_free(&ecomm);
     setenv("XCHG_ALLTOALLV_ALGO", "pairwise", 1);
-    expect("XCHG_ALLTOALLV_ALGO=pairwise", xchg_alltoallv(sb, sc, sd, MPI_INT, rb, rc, rd, MPI_INT, comm), MPI_SUCCESS, NULL);
+    ecomm = comm_with_env();
+    expect("XCHG_ALLTOALLV_ALGO=pairwise", xchg_alltoallv(sb, sc, sd, MPI_INT, rb, rc, rd, MPI_INT, ecomm), MPI_SUCCESS, NULL);
     xchg_stats st;
-    xchg_get_stats(comm, &st);
+    xchg_get_stats(ecomm, &st);
     expect("XCHG_ALLTOALLV_ALGO forces the algorithm", st.algo == XCHG_ALGO_PAIRWISE ? MPI_SUCCESS : MPI_ERR_OTHER, MPI_SUCCESS, NULL);
+    MPI_Comm_free(&ecomm);
     unsetenv("XCHG_ALLTOALLV_ALGO");
     /* an error with no communicator goes to MPI_COMM_SELF's handler */
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
@@ -160,11 +174,13 @@ int main(int argc, char **argv)
     }
     /* the temporary-memory limit refuses cleanly (all ranks agree) */
     setenv("XCHG_MAX_TEMP_BYTES", "1", 1);
+    ecomm = comm_with_env();
     for (int i = 0; i < P; i++)
         rb[i] = rank * 100 + i;
-    expect("XCHG_MAX_TEMP_BYTES=1 with MPI_IN_PLACE", xchg_alltoallv_algo(XCHG_ALGO_LINEAR, MPI_IN_PLACE, sc, sd, MPI_INT, rb, rc, rd, MPI_INT, comm), MPI_ERR_NO_MEM, "XCHG_MAX_TEMP_BYTES");
+    expect("XCHG_MAX_TEMP_BYTES=1 with MPI_IN_PLACE", xchg_alltoallv_algo(XCHG_ALGO_LINEAR, MPI_IN_PLACE, sc, sd, MPI_INT, rb, rc, rd, MPI_INT, ecomm), MPI_ERR_NO_MEM, "XCHG_MAX_TEMP_BYTES");
     unsetenv("XCHG_MAX_TEMP_BYTES");
     expect("usable after MPI_ERR_NO_MEM", xchg_alltoallv(sb, sc, sd, MPI_INT, rb, rc, rd, MPI_INT, comm), MPI_SUCCESS, NULL);
+    MPI_Comm_free(&ecomm);
 
     MPI_Type_free(&uncommitted);
     MPI_Errhandler_free(&eh);

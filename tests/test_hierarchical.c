@@ -1,9 +1,9 @@
 /*
  * test_hierarchical.c - the node grouping of "hierarchical" takes effect
- * and follows XCHG_RANKS_PER_NODE when it changes between calls.
+ * and follows XCHG_RANKS_PER_NODE (read once per communicator).
  *
- * For k = 2, 3, 1, unset, 2 (set with setenv identically on all ranks
- * between calls on the same communicator) it runs one exchange, checks the
+ * For k = 2, 3, 1, unset, 2 (set with setenv identically on all ranks,
+ * then a new communicator) it runs two exchanges, checks the
  * received values by formula, and checks the leaders through the temporary
  * memory xchg_get_stats reports: a leader also holds its node's outgoing
  * and incoming data, so within each node of more than one rank the leader
@@ -101,8 +101,6 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &P);
-    MPI_Comm comm;
-    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     const int ks[] = {2, 3, 1, 0, 2};
     for (int i = 0; i < 5; i++) {
         char v[16];
@@ -114,10 +112,13 @@ int main(int argc, char **argv)
              * one machine */
             unsetenv("XCHG_RANKS_PER_NODE");
         }
+        /* settings are read once per communicator: a new one per k */
+        MPI_Comm comm;
+        MPI_Comm_dup(MPI_COMM_WORLD, &comm);
         run_once(comm, ks[i]);
         run_once(comm, ks[i]); /* the cached grouping, again */
+        MPI_Comm_free(&comm);
     }
-    MPI_Comm_free(&comm);
     if (me == 0)
         printf("test_hierarchical on %d ranks: %d passed, %d failed\n", P, npass, nfail);
     MPI_Finalize();

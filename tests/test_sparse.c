@@ -402,16 +402,24 @@ static void errors(void)
                NULL, MPI_INT, NULL, NULL, &r, comm), MPI_ERR_ARG, "algo 99");
     expect_err("null type", xchg_sparse_exchange(0, NULL, buf, NULL, NULL, MPI_DATATYPE_NULL,
                collect_cb, &l, comm), MPI_ERR_TYPE, "type");
+    /* settings are read once per communicator: new ones see setenv's */
+    MPI_Comm ecomm;
     setenv("XCHG_SPARSE_ALGO", "bogus", 1);
+    MPI_Comm_dup(MPI_COMM_WORLD, &ecomm);
+    MPI_Comm_set_errhandler(ecomm, eh);
     expect_err("XCHG_SPARSE_ALGO=bogus", xchg_sparse_exchange(0, NULL, buf, NULL, NULL,
-               MPI_INT, collect_cb, &l, comm), MPI_ERR_ARG, "XCHG_SPARSE_ALGO=bogus");
+               MPI_INT, collect_cb, &l, ecomm), MPI_ERR_ARG, "XCHG_SPARSE_ALGO=bogus");
+    MPI_Comm_free(&ecomm);
     CHECK(handler_calls == 12, "error handler called %d times, expected 12", handler_calls);
     /* forcing through the environment works and stays collective */
     for (int a = 0; a < xchg_sparse_algo_count(); a++) {
         setenv("XCHG_SPARSE_ALGO", xchg_sparse_algo_name(xchg_sparse_algo_at(a)), 1);
+        MPI_Comm_dup(MPI_COMM_WORLD, &ecomm);
+        MPI_Comm_set_errhandler(ecomm, eh);
         int to = (rank + 1) % P, cnt = 2;
         l.n = 0;
-        int rc = xchg_sparse_exchange(1, &to, buf, &cnt, zero, MPI_INT, collect_cb, &l, comm);
+        int rc = xchg_sparse_exchange(1, &to, buf, &cnt, zero, MPI_INT, collect_cb, &l, ecomm);
+        MPI_Comm_free(&ecomm);
         CHECK(rc == MPI_SUCCESS && l.n == 1 && l.m[0].source == (rank + P - 1) % P,
               "XCHG_SPARSE_ALGO=%s: rc %d, %d messages",
               xchg_sparse_algo_name(xchg_sparse_algo_at(a)), rc, l.n);

@@ -115,9 +115,13 @@ int xchg_padded_agree(xchg_call *c, size_t per_block, size_t extra, const char *
             local = b;
     }
     size_t avail = c->temp_cur < c->temp_limit ? c->temp_limit - c->temp_cur : 0;
-    /* MAX of (UINT64_MAX - budget) is the smallest budget of all ranks. */
-    uint64_t mine[2] = {local, UINT64_MAX - (uint64_t)avail}, all[2];
-    int err = MPI_Allreduce(mine, all, 2, MPI_UINT64_T, MPI_MAX, c->comm);
+    /* MAX of (UINT64_MAX - budget) is the smallest budget of all ranks;
+     * the third value carries one rank's argument error (c->arg_err). */
+    uint64_t mine[3] = {local, UINT64_MAX - (uint64_t)avail,
+                        (uint64_t)xchg_agree_flag(c->rank, c->size, c->arg_err)}, all[3];
+    int err = MPI_Allreduce(mine, all, 3, MPI_UINT64_T, MPI_MAX, c->comm);
+    if (err == MPI_SUCCESS)
+        err = xchg_agree_result(c->rank, c->size, c->arg_err, (int64_t)all[2], who);
     if (err != MPI_SUCCESS)
         return err;
     uint64_t budget = UINT64_MAX - all[1];

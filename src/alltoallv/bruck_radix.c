@@ -8,11 +8,11 @@
  * bruck_twophase; r = P is one round of P-1 messages, the spread-out
  * algorithm with a size pre-exchange.
  *
- * r comes from XCHG_BRUCK_RADIX, clamped to [2, P]; unset, 0 or not a number,
- * the default is ceil(sqrt(P)): two rounds (4 latencies) at any P, each
+ * r comes from XCHG_BRUCK_RADIX (2 to 2^30, clamped to P); unset or 0, the
+ * default is ceil(sqrt(P)): two rounds (4 latencies) at any P, each
  * byte forwarded at most twice, and about 2 sqrt(P) messages per rank
- * instead of P. Every rank must see the same XCHG_BRUCK_RADIX, as with
- * every xchg setting; the choice depends on nothing else but P.
+ * instead of P. The setting is agreed across ranks (settings.c), so the
+ * choice is the same everywhere and depends on nothing else but P.
  *
  * Cost: D = ceil(log_r P) rounds of 2 latencies each, (r-1) D messages of
  * each kind, each byte forwarded up to D times (on average D(r-1)/r).
@@ -23,14 +23,13 @@
 
 #include <limits.h>
 
-int xchg_bruck_radix_for(int P)
+int xchg_bruck_radix_for(const xchg_settings *s, int P)
 {
     int r = 2;
     while ((long)r * r < P)
         r++;
-    long env = xchg_env_long("XCHG_BRUCK_RADIX", 0, LONG_MIN, LONG_MAX);
-    if (env != 0) /* 0: unset or not a number */
-        r = env < 2 ? 2 : env > P ? P : (int)env;
+    if (s->bruck_radix != 0) /* 0: unset (or rejected) */
+        r = s->bruck_radix > P ? P : s->bruck_radix < 2 ? 2 : s->bruck_radix;
     if (r > P)
         r = P < 2 ? 2 : P; /* P = 1: no round runs */
     return r;
@@ -38,5 +37,5 @@ int xchg_bruck_radix_for(int P)
 
 int xchg_alltoallv_bruck_radix(xchg_call *c)
 {
-    return xchg_bruck_twophase_run(c, xchg_bruck_radix_for(c->size), "bruck_radix");
+    return xchg_bruck_twophase_run(c, xchg_bruck_radix_for(&c->cs->settings, c->size), "bruck_radix");
 }

@@ -153,8 +153,9 @@ static int phase_wait(MPI_Request *req, int *nr, int err)
 int xchg_alltoallv_grid(xchg_call *c)
 {
     const int P = c->size, me = c->rank;
-    /* a failed self copy is flagged in the agreement below */
-    int myerr = xchg_self_copy(c);
+    /* an argument error (zero counts then) or a failed self copy is
+     * flagged in the agreement below */
+    int myerr = c->arg_err != MPI_SUCCESS ? c->arg_err : xchg_self_copy(c);
     if (P == 1)
         return myerr;
     int err = MPI_SUCCESS;

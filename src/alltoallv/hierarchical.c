@@ -4,13 +4,13 @@
  *
  * Nodes: MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) of the private
  * communicator, or, when XCHG_RANKS_PER_NODE=k is set (a positive integer,
- * set alike on all ranks; any other value counts as unset), consecutive
+ * agreed across ranks; any other value is rejected with a warning), consecutive
  * blocks of k ranks (P=7, k=3: nodes of 3, 3, 1) so that one machine can
  * play many nodes. Each node's lowest rank is its leader (one per node;
  * several leaders per node are not done). Nodes are numbered by their leader's rank and ranks are ordered
  * node by node ("positions"); every rank computes the same order. The node
  * and leader communicators and that order are cached in
- * cs->ext[XCHG_EXT_HIERARCHICAL] and rebuilt when XCHG_RANKS_PER_NODE changes.
+ * cs->ext[XCHG_EXT_HIERARCHICAL] (the setting is read once per communicator).
  *
  * One call, sizes travelling ahead of the data (the block to self is copied
  * locally and takes no part):
@@ -205,10 +205,10 @@ int xchg_alltoallv_hierarchical(xchg_call *c)
     const int P = c->size, me = c->rank;
     if (P == 1)
         return xchg_self_copy(c);
-    const long rpn = xchg_env_long("XCHG_RANKS_PER_NODE", 0, 1, INT_MAX);
+    const long rpn = c->cs->settings.ranks_per_node;
     hier_state *h = c->cs->ext[XCHG_EXT_HIERARCHICAL];
     int rc = MPI_SUCCESS;
-    if (h && h->rpn != rpn) { /* same on all ranks: the variable is read alike */
+    if (h && h->rpn != rpn) { /* never: the setting is fixed per communicator */
         hier_free(h);
         c->cs->ext[XCHG_EXT_HIERARCHICAL] = h = NULL;
     }
@@ -234,9 +234,10 @@ int xchg_alltoallv_hierarchical(xchg_call *c)
     size_t obuf_b = 0, ibuf_b = 0, G_b = 0, R_b = 0;
     int64_t out_total = 0, in_decl = 0, R_decl = 0;
 
-    /* a failed self copy (no memory for a non-contiguous block) is flagged
-     * like any other, so that all ranks refuse together */
-    myerr = xchg_self_copy(c);
+    /* an argument error (zero counts then) or a failed self copy (no
+     * memory for a non-contiguous block) is flagged like any other, so that
+     * all ranks refuse together */
+    myerr = c->arg_err != MPI_SUCCESS ? c->arg_err : xchg_self_copy(c);
 
     /* ---- 1. members tell the leader their sizes and allocate ---- */
     for (int p = 0; p < P; p++) {

@@ -26,8 +26,8 @@
  *   model always plays the scattered path.
  *
  * The throttle is MPICH's own variable, MPIR_CVAR_ALLTOALL_THROTTLE, read
- * from the environment as MPICH does: default 32, 0 meaning P (one batch).
- * Set it alike on all ranks. (XCHG_THROTTLE, which tunes xchg's own
+ * from the environment as MPICH does: default 32, 0 meaning P (one batch);
+ * agreed across ranks like every setting (src/core/settings.c). (XCHG_THROTTLE, which tunes xchg's own
  * "scattered", does not apply here.) The tests set it small so that ranks
  * 1..8 exercise several batches.
  */
@@ -47,7 +47,7 @@ static int batch_error(int rc, int n, const MPI_Status *st)
 int xchg_alltoallv_mpich_model(xchg_call *c)
 {
     const int P = c->size, me = c->rank;
-    int bblock = (int)xchg_env_long("MPIR_CVAR_ALLTOALL_THROTTLE", 32, 0, 1 << 20);
+    int bblock = c->cs->settings.mpich_throttle;
     if (bblock == 0)
         bblock = P;
     int err = MPI_SUCCESS;

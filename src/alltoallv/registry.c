@@ -7,8 +7,11 @@
  * Adding an algorithm: write src/alltoallv/NAME.c with the xchg_alltoallv_fn
  * signature, add its id to xchg.h and one line here. The optional fifth
  * field gives persistent hooks (xchg_persist_ops); without it
- * xchg_alltoallv_init replays the blocking call at each start. The sixth
- * marks a baseline (compared against, never chosen).
+ * xchg_alltoallv_init replays the blocking call at each start. Two flags
+ * follow, named: .baseline marks a reference to compare against (never
+ * chosen); .agrees_errors marks an algorithm whose agreement collective
+ * carries an argument error (xchg_call.arg_err), so one rank's bad
+ * argument fails every rank.
  */
 #include "xchg_internal.h"
 
@@ -40,7 +43,8 @@ extern const xchg_persist_ops xchg_vendor_persist, xchg_linear_persist,
 #endif
 static const xchg_algo_info registry[] = {
     {XCHG_ALGO_VENDOR, "vendor", xchg_alltoallv_vendor,
-     "the MPI library's MPI_Alltoallv: the baseline", &xchg_vendor_persist, 1},
+     "the MPI library's MPI_Alltoallv: the baseline", &xchg_vendor_persist,
+     .baseline = 1},
     {XCHG_ALGO_LINEAR, "linear", xchg_alltoallv_linear,
      "all messages posted at once: medium P, medium and large messages",
      &xchg_linear_persist},
@@ -49,17 +53,21 @@ static const xchg_algo_info registry[] = {
     {XCHG_ALGO_SCATTERED, "scattered", xchg_alltoallv_scattered,
      "linear with at most XCHG_THROTTLE requests in flight: large P with medium messages", NULL},
     {XCHG_ALGO_PADDED_ALLTOALL, "padded_alltoall", xchg_alltoallv_padded_alltoall,
-     "blocks padded to the global largest, one MPI_Alltoall: small, nearly uniform blocks", NULL},
+     "blocks padded to the global largest, one MPI_Alltoall: small, nearly uniform blocks", NULL,
+     .agrees_errors = 1},
     {XCHG_ALGO_BRUCK_PADDED, "bruck_padded", xchg_alltoallv_bruck_padded,
-     "Bruck on padded blocks, log2 P steps: tiny, nearly uniform blocks at large P", NULL},
+     "Bruck on padded blocks, log2 P steps: tiny, nearly uniform blocks at large P", NULL,
+     .agrees_errors = 1},
     {XCHG_ALGO_BRUCK_TWOPHASE, "bruck_twophase", xchg_alltoallv_bruck_twophase,
      "Bruck with sizes sent ahead, no padding: small irregular blocks at large P", NULL},
     {XCHG_ALGO_BRUCK_RADIX, "bruck_radix", xchg_alltoallv_bruck_radix,
      "two-phase Bruck in base r (XCHG_BRUCK_RADIX): small blocks when log2 P rounds are too many", NULL},
     {XCHG_ALGO_HIERARCHICAL, "hierarchical", xchg_alltoallv_hierarchical,
-     "gather per node, one message per node pair, scatter: many ranks per node, small blocks", NULL},
+     "gather per node, one message per node pair, scatter: many ranks per node, small blocks", NULL,
+     .agrees_errors = 1},
     {XCHG_ALGO_GRID, "grid", xchg_alltoallv_grid,
-     "row then column through a sqrt(P) grid: about 2 sqrt(P) messages, small blocks at large P", NULL},
+     "row then column through a sqrt(P) grid: about 2 sqrt(P) messages, small blocks at large P", NULL,
+     .agrees_errors = 1},
     {XCHG_ALGO_RMA_FENCE, "rma_fence", xchg_alltoallv_rma_fence,
      "MPI_Put between two fences, window made once: persistent use, blocks from ~32 KiB",
      &xchg_rma_fence_persist},
@@ -71,10 +79,10 @@ static const xchg_algo_info registry[] = {
      * algorithm, but never chosen (baseline = 1). */
     {XCHG_ALGO_MPICH_MODEL, "mpich_model", xchg_alltoallv_mpich_model,
      "baseline: model of MPICH 4.0's default (scattered, throttle 32, empty blocks skipped)",
-     NULL, 1},
+     NULL, .baseline = 1},
     {XCHG_ALGO_OMPI_MODEL, "ompi_model", xchg_alltoallv_ompi_model,
      "baseline: model of Open MPI 4.1's default (tuned fixed decision: pairwise or basic linear)",
-     NULL, 1},
+     NULL, .baseline = 1},
 };
 
 enum { REGISTRY_N = (int)(sizeof registry / sizeof registry[0]) };

@@ -17,7 +17,7 @@
 int xchg_alltoallv_scattered(xchg_call *c)
 {
     const int P = c->size, me = c->rank;
-    const int K = (int)xchg_env_long("XCHG_THROTTLE", 32, 2, 1 << 20);
+    const int K = c->cs->settings.throttle;
     int err = MPI_SUCCESS;
     size_t rbytes = sizeof(MPI_Request) * (size_t)K;
     MPI_Request *req = xchg_temp_alloc(c, rbytes, "scattered: request window", &err);

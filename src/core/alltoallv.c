@@ -1,10 +1,12 @@
 /*
  * alltoallv.c - the public xchg_alltoallv entry points.
  *
- * Checks arguments before any communication (each error names the argument
- * and goes through the caller's error handler), resolves MPI_IN_PLACE once
- * for all algorithms, picks the algorithm (forced, environment, or auto),
- * runs it on the private communicator and records what it did.
+ * Checks arguments before any data moves (each error names the argument
+ * and goes through the caller's error handler; where a collective can carry
+ * it, one rank's error fails every rank: run_failed), resolves MPI_IN_PLACE
+ * once for all algorithms, runs the check mode (XCHG_CHECK=1), picks the
+ * algorithm (forced, the agreed XCHG_ALLTOALLV_ALGO, or auto), runs it on
+ * the private communicator and records what it did.
  */
 #include "xchg_internal.h"
 
@@ -111,18 +113,15 @@ static int resolve_in_place(xchg_call *c, void **tmp, size_t *tmpbytes)
     return MPI_SUCCESS;
 }
 
-int xchg_resolve_algo(xchg_algo algo, int from_env, xchg_algo *out)
+int xchg_resolve_algo(const xchg_settings *s, xchg_algo algo, int from_env, xchg_algo *out)
 {
     if (from_env) {
-        const char *name = getenv("XCHG_ALLTOALLV_ALGO");
-        if (name && *name) {
-            algo = xchg_algo_from_name(name);
-            if (algo == XCHG_ALGO_INVALID)
-                return xchg_error_code(MPI_ERR_ARG,
-                                  "XCHG_ALLTOALLV_ALGO=%s names no algorithm of this build "
-                                  "(see xchg_algo_count/xchg_algo_at, or xchg-bench --list)",
-                                  name);
-        }
+        algo = s->alltoallv_algo; /* agreed: the same on every rank */
+        if (algo == XCHG_ALGO_INVALID)
+            return xchg_error_code(MPI_ERR_ARG,
+                                   "XCHG_ALLTOALLV_ALGO=%s names no algorithm of this build "
+                                   "(see xchg_algo_count/xchg_algo_at, or xchg-bench --list)",
+                                   s->alltoallv_algo_text);
     }
     if (algo != XCHG_ALGO_AUTO && !xchg_registry_find(algo))
         return xchg_error_code(MPI_ERR_ARG, "algo %d is not an algorithm of this build",
@@ -131,18 +130,51 @@ int xchg_resolve_algo(xchg_algo algo, int from_env, xchg_algo *out)
     return MPI_SUCCESS;
 }
 
+/* One rank's argument error, where a collective can carry it: the check
+ * mode's, auto's statistics, or the agreement of an algorithm that has one
+ * (registry: agrees_errors). The rank takes part with empty blocks, so
+ * every rank returns the same error class. Elsewhere the error stays local
+ * (the README's "Errors" lists which is which). */
+static int run_failed(xchg_call *c, xchg_algo algo, int algo_known)
+{
+    static const char dummy[1];
+    int *zeros = calloc((size_t)c->size, sizeof(int));
+    if (!zeros)
+        return c->arg_err;
+    c->sendbuf = dummy;
+    c->recvbuf = (void *)dummy;
+    c->sendcounts = c->sdispls = c->recvcounts = c->rdispls = zeros;
+    int rc = c->arg_err; /* local, unless a collective below agrees on it */
+    if (xchg_typeinfo_get(MPI_BYTE, &c->rt) == MPI_SUCCESS) {
+        c->st = c->rt;
+        if (c->cs->settings.check) {
+            rc = xchg_check_mode(c, c->arg_err);
+        } else if (algo_known) {
+            /* auto's statistics allreduce carries the flag (when it runs) */
+            int src = algo == XCHG_ALGO_AUTO ? xchg_select_alltoallv(c, &algo) : MPI_SUCCESS;
+            if (src != MPI_SUCCESS) {
+                rc = src;
+            } else if (xchg_registry_find(algo)->agrees_errors) {
+                rc = xchg_registry_find(algo)->run(c);
+            }
+        }
+    }
+    free(zeros);
+    /* The agreed result: this rank's own error, or one of the same class */
+    return rc == MPI_SUCCESS ? c->arg_err : rc;
+}
+
 static int run(xchg_algo algo, int from_env, const void *sendbuf, const int sendcounts[],
                const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
                const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
                MPI_Comm comm)
 {
-    int rc = xchg_check_alltoallv_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                       recvcounts, rdispls, recvtype, comm);
-    if (rc == MPI_SUCCESS)
-        rc = xchg_resolve_algo(algo, from_env, &algo);
+    /* Without a valid communicator nothing can be agreed. */
+    int P = 0, rc = xchg_check_comm(comm, &P);
     if (rc != MPI_SUCCESS)
         return xchg_raise(comm, rc);
-
+    /* The state first (collective on first use), so that a rank with bad
+     * arguments still takes part in everything collective. */
     xchg_comm_state *cs;
     if ((rc = xchg_comm_state_get(comm, &cs)) != MPI_SUCCESS)
         return xchg_raise(comm, rc);
@@ -159,19 +191,39 @@ static int run(xchg_algo algo, int from_env, const void *sendbuf, const int send
     c.cs = cs;
     c.rank = cs->rank;
     c.size = cs->size;
-    c.temp_limit = xchg_temp_limit();
-    rc = xchg_typeinfo_get(recvtype, &c.rt);
-    if (rc == MPI_SUCCESS && sendbuf != MPI_IN_PLACE)
-        rc = xchg_typeinfo_get(sendtype, &c.st);
-    if (rc != MPI_SUCCESS)
-        return xchg_raise(comm, rc);
+    c.temp_limit = cs->settings.max_temp_bytes;
+
+    rc = xchg_check_alltoallv_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                   recvcounts, rdispls, recvtype, comm);
+    int algo_rc = xchg_resolve_algo(&cs->settings, algo, from_env, &algo);
+    if (rc == MPI_SUCCESS)
+        rc = algo_rc;
+    if (rc == MPI_SUCCESS) {
+        rc = xchg_typeinfo_get(recvtype, &c.rt);
+        if (rc == MPI_SUCCESS && sendbuf != MPI_IN_PLACE)
+            rc = xchg_typeinfo_get(sendtype, &c.st);
+    }
+    if (rc != MPI_SUCCESS) {
+        /* An unknown XCHG_ALLTOALLV_ALGO is agreed, so it fails on every
+         * rank by itself; an unknown algo argument leaves the protocol
+         * unknown (only the check mode can agree on it). */
+        if (!(from_env && algo_rc != MPI_SUCCESS)) {
+            c.arg_err = rc;
+            rc = run_failed(&c, algo, algo_rc == MPI_SUCCESS);
+        }
+        return xchg_raise(comm, rc); /* not counted in the stats, as before */
+    }
 
     void *inplace = NULL;
     size_t inplace_bytes = 0;
-    if (sendbuf == MPI_IN_PLACE && (rc = resolve_in_place(&c, &inplace, &inplace_bytes)) != MPI_SUCCESS)
+    if (sendbuf == MPI_IN_PLACE)
+        rc = resolve_in_place(&c, &inplace, &inplace_bytes);
+    if (cs->settings.check)
+        rc = xchg_check_mode(&c, rc); /* agrees on the in-place copy's failure too */
+    else if (rc != MPI_SUCCESS)
         return xchg_raise(comm, rc);
 
-    if (algo == XCHG_ALGO_AUTO)
+    if (rc == MPI_SUCCESS && algo == XCHG_ALGO_AUTO)
         rc = xchg_select_alltoallv(&c, &algo);
     if (rc == MPI_SUCCESS)
         rc = xchg_registry_find(algo)->run(&c);

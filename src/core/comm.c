@@ -78,6 +78,9 @@ int xchg_comm_state_get(MPI_Comm comm, xchg_comm_state **state)
             MPI_Comm_free(&node);
         }
     }
+    /* Settings: read once here and agreed, so all ranks run one protocol. */
+    if (rc == MPI_SUCCESS)
+        rc = xchg_settings_agree(st->pcomm, &st->settings);
     if (rc == MPI_SUCCESS)
         rc = MPI_Comm_set_attr(comm, state_keyval, st);
     if (rc != MPI_SUCCESS) {

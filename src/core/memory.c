@@ -5,61 +5,12 @@
  * bytes. Every temporary allocation goes through xchg_temp_alloc so the
  * peak is reported to the caller (xchg_get_stats) and a request beyond
  * XCHG_MAX_TEMP_BYTES fails cleanly with MPI_ERR_NO_MEM instead of taking
- * the node down.
+ * the node down. The limit is agreed per communicator (settings.c): set,
+ * or a quarter of the smallest physical memory of all ranks.
  */
 #include "xchg_internal.h"
 
-#include <errno.h>
 #include <stdlib.h>
-#include <unistd.h>
-
-long xchg_env_long(const char *name, long dflt, long min, long max)
-{
-    const char *s = getenv(name);
-    if (!s || !*s)
-        return dflt;
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || *end || v < min || v > max)
-        return dflt;
-    return v;
-}
-
-size_t xchg_env_bytes(const char *name, size_t dflt)
-{
-    const char *s = getenv(name);
-    if (!s || !*s)
-        return dflt;
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || v < 0 || end == s)
-        return dflt;
-    switch (*end) {
-    case 'k': case 'K': v *= 1024.0; end++; break;
-    case 'm': case 'M': v *= 1024.0 * 1024.0; end++; break;
-    case 'g': case 'G': v *= 1024.0 * 1024.0 * 1024.0; end++; break;
-    default: break;
-    }
-    if (*end == 'i' || *end == 'B' || *end == 'b')
-        end++;
-    if (*end == 'B')
-        end++;
-    if (*end)
-        return dflt;
-    return (size_t)v;
-}
-
-size_t xchg_temp_limit(void)
-{
-    /* Default: a quarter of physical memory per process. A node running
-     * many ranks should set XCHG_MAX_TEMP_BYTES lower. */
-    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
-    size_t dflt = (pages > 0 && psize > 0) ? (size_t)pages * (size_t)psize / 4
-                                           : (size_t)1 << 30;
-    return xchg_env_bytes("XCHG_MAX_TEMP_BYTES", dflt);
-}
 
 void *xchg_temp_alloc(xchg_call *c, size_t bytes, const char *what, int *err)
 {

@@ -36,10 +36,48 @@ enum {
     XCHG_EXT_COUNT = 8
 };
 
+/* The XCHG_* environment settings (table in settings.c), read once per
+ * communicator when its state is made and agreed there: every rank holds
+ * rank 0's values. Nothing else in the library reads the environment
+ * (except XCHG_TUNING_FILE, whose contents select.c agrees on per call). */
+typedef enum xchg_setting_id {
+    XCHG_SET_ALLTOALLV_ALGO,
+    XCHG_SET_SPARSE_ALGO,
+    XCHG_SET_THROTTLE,
+    XCHG_SET_BRUCK_RADIX,
+    XCHG_SET_AUTO_MIN_P,
+    XCHG_SET_MAX_TEMP_BYTES,
+    XCHG_SET_RANKS_PER_NODE,
+    XCHG_SET_NBX_BARRIER,
+    XCHG_SET_CHECK,
+    XCHG_SET_MPICH_THROTTLE,
+    XCHG_SETTING_COUNT
+} xchg_setting_id;
+
+typedef struct xchg_settings {
+    xchg_algo alltoallv_algo;     /* AUTO when unset, INVALID for an unknown name */
+    xchg_sparse_algo sparse_algo; /* AUTO when unset, INVALID for an unknown name */
+    char alltoallv_algo_text[64], sparse_algo_text[64]; /* as set, for messages */
+    int throttle;                 /* requests in flight (scattered, the model) */
+    int bruck_radix;              /* 0: ceil(sqrt P) */
+    long auto_min_p;              /* auto's statistics from this many ranks */
+    size_t max_temp_bytes;        /* set, or the smallest default of all ranks */
+    long ranks_per_node;          /* hierarchical; 0: shared-memory nodes */
+    int nbx_dissemination;        /* XCHG_NBX_BARRIER=dissemination */
+    int check;                    /* XCHG_CHECK=1: the check mode */
+    int mpich_throttle;           /* MPIR_CVAR_ALLTOALL_THROTTLE (mpich_model); 0: P */
+} xchg_settings;
+
+/* Reads the settings and agrees on them (collective over comm: one
+ * MPI_Bcast, one MPI_Allreduce); rank 0 warns of rejected or differing
+ * values on stderr. */
+int xchg_settings_agree(MPI_Comm comm, xchg_settings *s);
+
 /* Library state cached on a caller's communicator (attribute value). */
 typedef struct xchg_comm_state {
     MPI_Comm pcomm;        /* private duplicate: all library traffic */
     int rank, size;
+    xchg_settings settings; /* agreed once, when the state was made */
     int node_size;         /* ranks sharing this rank's node (shared memory) */
     unsigned long calls;   /* collective xchg calls so far, same on all ranks */
     xchg_stats last;       /* what the last call did */
@@ -89,7 +127,12 @@ typedef struct xchg_call {
     int rank, size;
     size_t temp_cur;       /* temporary memory held now */
     size_t temp_peak;      /* most held at once in this call (reported) */
-    size_t temp_limit;     /* XCHG_MAX_TEMP_BYTES */
+    size_t temp_limit;     /* XCHG_MAX_TEMP_BYTES (cs->settings) */
+    /* This rank's argument error, or MPI_SUCCESS. When set, the arrays are
+     * all zeros (not the caller's) and the algorithm, one whose registry
+     * entry says agrees_errors, must fold it into its agreement collective
+     * (xchg_agree_flag/xchg_agree_result) so that every rank fails alike. */
+    int arg_err;
 } xchg_call;
 
 /* The one signature of every alltoallv algorithm. Returns an MPI error code;
@@ -125,6 +168,8 @@ typedef struct xchg_algo_info {
     int baseline;          /* 1: a reference to compare against (vendor, the
                               models of MPICH's and Open MPI's defaults):
                               never chosen by auto, tuning or "best" */
+    int agrees_errors;     /* runs an agreement collective before any data
+                              moves and honours xchg_call.arg_err */
 } xchg_algo_info;
 
 /* The registry (src/alltoallv/registry.c). */
@@ -134,7 +179,7 @@ int xchg_registry_count(void);
 const xchg_algo_info *xchg_registry_at(int i);
 
 /* The radix bruck_radix uses on P ranks (XCHG_BRUCK_RADIX or ceil(sqrt P)). */
-int xchg_bruck_radix_for(int P);
+int xchg_bruck_radix_for(const xchg_settings *s, int P);
 
 /* The automatic choice (src/select/select.c): the same on every rank. */
 int xchg_select_alltoallv(xchg_call *c, xchg_algo *chosen);
@@ -145,7 +190,6 @@ int xchg_select_alltoallv(xchg_call *c, xchg_algo *chosen);
  * xchg_temp_free and the same byte count. */
 void *xchg_temp_alloc(xchg_call *c, size_t bytes, const char *what, int *err);
 void xchg_temp_free(xchg_call *c, void *p, size_t bytes);
-size_t xchg_temp_limit(void);
 
 /* MPI_SUCCESS if type is committed (or predefined), an error otherwise. */
 int xchg_type_check_committed(MPI_Datatype type);
@@ -161,8 +205,9 @@ int xchg_check_alltoallv_args(const void *sendbuf, const int sendcounts[],
                               const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
 
 /* The algorithm to run: algo itself, or with from_env the one
- * XCHG_ALLTOALLV_ALGO names; an error if it is not in this build. */
-int xchg_resolve_algo(xchg_algo algo, int from_env, xchg_algo *out);
+ * XCHG_ALLTOALLV_ALGO names (s: the agreed settings); an error if it is not
+ * in this build. */
+int xchg_resolve_algo(const xchg_settings *s, xchg_algo algo, int from_env, xchg_algo *out);
 
 /* The byte span [*lo, *lo + *bytes) of buf covered by the blocks of
  * counts/displs of type ti, relative to buf (0, 0 when all are empty). */
@@ -182,8 +227,18 @@ int xchg_error_code(int errclass, const char *fmt, ...)
     ;
 int xchg_raise(MPI_Comm comm, int code);
 
-/* Small helpers. */
-long xchg_env_long(const char *name, long dflt, long min, long max);
-size_t xchg_env_bytes(const char *name, size_t dflt);
+/* Agreement of argument errors (agree.c). xchg_agree_flag is this rank's
+ * contribution to an MPI_MAX reduction of one int64 (0: no error);
+ * xchg_agree_result turns the reduced value into the call's result: this
+ * rank's own error, or one of the same class naming the failing rank.
+ * xchg_agree_errors does both around one MPI_Allreduce on pcomm. */
+int64_t xchg_agree_flag(int rank, int size, int local_err);
+int xchg_agree_result(int rank, int size, int local_err, int64_t all, const char *who);
+int xchg_agree_errors(MPI_Comm pcomm, int rank, int size, int local_err, const char *who);
+
+/* XCHG_CHECK=1: verifies the counts of all ranks against each other (one
+ * MPI_Alltoall, one MPI_Allreduce) and agrees on local_err; the same error
+ * class on every rank. c may carry zero arrays when local_err is set. */
+int xchg_check_mode(xchg_call *c, int local_err);
 
 #endif /* XCHG_INTERNAL_H */

@@ -74,15 +74,21 @@ static int init(xchg_algo algo, int from_env, const void *sendbuf, const int sen
     if (!req)
         return xchg_raise(comm, xchg_error_code(MPI_ERR_ARG, "req is NULL"));
     *req = XCHG_REQUEST_NULL;
-    int rc = xchg_check_alltoallv_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                       recvcounts, rdispls, recvtype, comm);
-    if (rc == MPI_SUCCESS)
-        rc = xchg_resolve_algo(algo, from_env, &algo);
+    /* The state first (collective on first use); then an argument error
+     * is agreed with the allreduce below, so it fails every rank alike. */
+    int P0 = 0, rc = xchg_check_comm(comm, &P0);
     xchg_comm_state *cs = NULL;
     if (rc == MPI_SUCCESS)
         rc = xchg_comm_state_get(comm, &cs);
     if (rc != MPI_SUCCESS)
         return xchg_raise(comm, rc);
+    int arg_err = xchg_check_alltoallv_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                            recvcounts, rdispls, recvtype, comm);
+    if (arg_err == MPI_SUCCESS)
+        arg_err = xchg_resolve_algo(&cs->settings, algo, from_env, &algo);
+    if (arg_err != MPI_SUCCESS)
+        return xchg_raise(comm, xchg_agree_errors(cs->pcomm, cs->rank, cs->size, arg_err,
+                                                  "xchg_alltoallv_init"));
 
     struct xchg_request_s *r = calloc(1, sizeof *r);
     const int P = cs->size;
@@ -113,7 +119,7 @@ static int init(xchg_algo algo, int from_env, const void *sendbuf, const int sen
     c->cs = cs;
     c->rank = cs->rank;
     c->size = P;
-    c->temp_limit = xchg_temp_limit();
+    c->temp_limit = cs->settings.max_temp_bytes;
     rc = type_keep(recvtype, &r->rtype);
     if (rc == MPI_SUCCESS)
         rc = xchg_typeinfo_get(r->rtype, &c->rt);
@@ -135,14 +141,10 @@ static int init(xchg_algo algo, int from_env, const void *sendbuf, const int sen
         }
     }
     /* Everything above is local; from here on ranks must agree. A local
-     * failure before the collective part would hang the others, so agree. */
-    int bad = rc != MPI_SUCCESS, anybad = 0;
-    int arc = MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, c->comm);
-    if (arc != MPI_SUCCESS || anybad) {
-        if (rc == MPI_SUCCESS)
-            rc = arc != MPI_SUCCESS ? arc
-                 : xchg_error_code(MPI_ERR_OTHER, "xchg_alltoallv_init failed on another "
-                                   "rank");
+     * failure before the collective part would hang the others, so agree
+     * (the same allreduce as for an argument error above). */
+    rc = xchg_agree_errors(c->comm, c->rank, c->size, rc, "xchg_alltoallv_init");
+    if (rc != MPI_SUCCESS) {
         request_destroy(r);
         return xchg_raise(comm, rc);
     }

@@ -48,7 +48,11 @@ static int pattern_stats_get(xchg_call *c, xchg_pattern_stats *s, unsigned long 
     /* the same checksum everywhere <=> max(ck) == -max(-ck) */
     v[3] = (long long)(ck >> 1);
     v[4] = -(long long)(ck >> 1);
-    int rc = MPI_Allreduce(MPI_IN_PLACE, v, 5, MPI_LONG_LONG, MPI_MAX, c->comm);
+    /* one rank's argument error (c->arg_err, with zero counts) fails all */
+    v[5] = (long long)xchg_agree_flag(c->rank, c->size, c->arg_err);
+    int rc = MPI_Allreduce(MPI_IN_PLACE, v, 6, MPI_LONG_LONG, MPI_MAX, c->comm);
+    if (rc == MPI_SUCCESS)
+        rc = xchg_agree_result(c->rank, c->size, c->arg_err, (int64_t)v[5], "auto");
     if (rc != MPI_SUCCESS)
         return rc;
     s->P = c->size;
@@ -62,7 +66,7 @@ static int pattern_stats_get(xchg_call *c, xchg_pattern_stats *s, unsigned long 
 
 int xchg_select_alltoallv(xchg_call *c, xchg_algo *chosen)
 {
-    long min_p = xchg_env_long("XCHG_AUTO_MIN_P", 64, 1, 1L << 30);
+    long min_p = c->cs->settings.auto_min_p;
     if (c->size < min_p) {
         *chosen = XCHG_ALGO_LINEAR;
         return MPI_SUCCESS;
@@ -75,8 +79,8 @@ int xchg_select_alltoallv(xchg_call *c, xchg_algo *chosen)
 
     xchg_model_params m;
     xchg_model_defaults(&m);
-    m.throttle = (double)xchg_env_long("XCHG_THROTTLE", 32, 2, 1 << 20);
-    m.radix = (double)xchg_bruck_radix_for(c->size);
+    m.throttle = (double)c->cs->settings.throttle;
+    m.radix = (double)xchg_bruck_radix_for(&c->cs->settings, c->size);
     if (table_ok) {
         xchg_algo t = xchg_table_lookup(&s, &m);
         if (t != XCHG_ALGO_INVALID) {

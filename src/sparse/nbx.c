@@ -31,13 +31,13 @@ typedef struct nbx_barrier {
     char sbuf, rbuf;
 } nbx_barrier;
 
-static int use_dissemination(void)
+static int use_dissemination(const xchg_sparse_call *s)
 {
 #ifdef XCHG_SMPI
+    (void)s;
     return 1;
 #else
-    const char *e = getenv("XCHG_NBX_BARRIER");
-    return e && strcmp(e, "dissemination") == 0;
+    return s->cs->settings.nbx_dissemination; /* XCHG_NBX_BARRIER, agreed */
 #endif
 }
 
@@ -90,7 +90,7 @@ int xchg_sparse_nbx(xchg_sparse_call *s)
 {
     nbx_barrier bar;
     memset(&bar, 0, sizeof bar);
-    bar.dissemination = use_dissemination();
+    bar.dissemination = use_dissemination(s);
     int nsend = 0;
     MPI_Request *reqs = malloc((s->ndest ? (size_t)s->ndest : 1) * sizeof *reqs);
     if (!reqs)

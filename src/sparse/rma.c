@@ -19,6 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The lock guards the list only: it is never held across an MPI call that
+ * may wait for other ranks (MPI_Win_free is collective). Holding it there
+ * deadlocks two threads freeing two communicators in opposite orders on
+ * two ranks: each waits in MPI_Win_free for a partner blocked on the lock. */
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
 static xchg_sparse_state *live; /* states holding a window, newest first */
 static int self_keyval = MPI_KEYVAL_INVALID;
@@ -26,12 +30,14 @@ static int self_keyval = MPI_KEYVAL_INVALID;
 static int free_all_windows(MPI_Comm comm, int keyval, void *val, void *extra)
 {
     (void)comm; (void)keyval; (void)val; (void)extra;
+    /* MPI_Finalize: take the whole list, then free outside the lock */
     pthread_mutex_lock(&live_lock);
-    for (xchg_sparse_state *ss = live; ss; ss = ss->next_live)
-        if (ss->win != MPI_WIN_NULL)
-            MPI_Win_free(&ss->win);
+    xchg_sparse_state *list = live;
     live = NULL;
     pthread_mutex_unlock(&live_lock);
+    for (xchg_sparse_state *ss = list; ss; ss = ss->next_live)
+        if (ss->win != MPI_WIN_NULL)
+            MPI_Win_free(&ss->win);
     return MPI_SUCCESS;
 }
 
@@ -61,9 +67,11 @@ void xchg_sparse_window_free(xchg_sparse_state *ss)
             *p = ss->next_live;
             break;
         }
+    pthread_mutex_unlock(&live_lock);
+    /* unlinked: only this state's owner (its communicator's delete
+     * callback) reaches its window now */
     if (ss->win != MPI_WIN_NULL)
         MPI_Win_free(&ss->win);
-    pthread_mutex_unlock(&live_lock);
 }
 
 static int window_get(xchg_sparse_call *s)

@@ -249,34 +249,40 @@ static int run(xchg_sparse_algo algo, int from_env, int ndest, const int dests[]
     int P = 0, rc;
     if (result)
         memset(result, 0, sizeof *result);
+    /* The state first (collective on first use, and it holds the agreed
+     * settings), so that a rank with bad arguments still takes part in it. */
+    if ((rc = xchg_check_comm(comm, &P)) != MPI_SUCCESS)
+        return xchg_raise(comm, rc);
+    xchg_comm_state *cs;
+    if ((rc = xchg_comm_state_get(comm, &cs)) != MPI_SUCCESS)
+        return xchg_raise(comm, rc);
+
     rc = check_args(ndest, dests, sendcounts, sdispls, type, comm, &P);
     if (rc == MPI_SUCCESS && !fn && !result)
         rc = xchg_error_code(MPI_ERR_ARG, "fn and result are both NULL: give a callback "
                              "or a result to fill");
     if (rc == MPI_SUCCESS && fn && result)
         rc = xchg_error_code(MPI_ERR_ARG, "fn and result are both given: give exactly one");
+    if (from_env) {
+        algo = cs->settings.sparse_algo; /* agreed: the same on every rank */
+        if (algo == XCHG_SPARSE_INVALID) /* so this fails on every rank alike */
+            return xchg_raise(comm, xchg_error_code(MPI_ERR_ARG,
+                              "XCHG_SPARSE_ALGO=%s names no sparse algorithm "
+                              "(pex, rsx, nbx, rma or auto)",
+                              cs->settings.sparse_algo_text));
+    }
+    if (rc == MPI_SUCCESS && algo != XCHG_SPARSE_AUTO && !xchg_sparse_registry_find(algo))
+        rc = xchg_error_code(MPI_ERR_ARG, "algo %d is not a sparse algorithm of this build",
+                             (int)algo);
+    /* Argument errors are local (the algorithms' census collectives carry
+     * data, not flags), except in the check mode: one more allreduce. */
+    if (cs->settings.check)
+        rc = xchg_agree_errors(cs->pcomm, cs->rank, cs->size, rc, "xchg_sparse_exchange");
     if (rc != MPI_SUCCESS)
         return xchg_raise(comm, rc);
-
-    if (from_env) {
-        const char *name = getenv("XCHG_SPARSE_ALGO");
-        if (name && *name) {
-            algo = xchg_sparse_algo_from_name(name);
-            if (algo == XCHG_SPARSE_INVALID)
-                return xchg_raise(comm, xchg_error_code(MPI_ERR_ARG,
-                                  "XCHG_SPARSE_ALGO=%s names no sparse algorithm "
-                                  "(pex, rsx, nbx, rma or auto)", name));
-        }
-    }
-    if (algo != XCHG_SPARSE_AUTO && !xchg_sparse_registry_find(algo))
-        return xchg_raise(comm, xchg_error_code(MPI_ERR_ARG, "algo %d is not a sparse "
-                          "algorithm of this build", (int)algo));
     if (algo == XCHG_SPARSE_AUTO)
         algo = select_sparse(P);
 
-    xchg_comm_state *cs;
-    if ((rc = xchg_comm_state_get(comm, &cs)) != MPI_SUCCESS)
-        return xchg_raise(comm, rc);
     xchg_sparse_call s;
     memset(&s, 0, sizeof s);
     if ((rc = state_get(cs, &s.ss)) != MPI_SUCCESS ||
@@ -295,7 +301,7 @@ static int run(xchg_sparse_algo algo, int from_env, int ndest, const int dests[]
     s.tag_data = base + XCHG_SPARSE_TAG_DATA;
     s.tag_barrier = base + XCHG_SPARSE_TAG_BARRIER;
     s.mem.rank = s.rank;
-    s.mem.temp_limit = xchg_temp_limit();
+    s.mem.temp_limit = cs->settings.max_temp_bytes;
     s.fn = fn;
     s.ctx = ctx;
 

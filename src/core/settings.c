@@ -1,0 +1,299 @@
+/*
+ * settings.c - the XCHG_* environment settings: one table, read once per
+ * communicator, agreed by all its ranks.
+ *
+ * Ranks that run with different settings run different protocols and hang
+ * (batch systems propagate environments unevenly; nodes differ in memory).
+ * So the settings are read when the private duplicate of a communicator is
+ * made (comm.c; that step is collective anyway) and agreed right there with
+ * two small collectives: rank 0's values are broadcast, and one allreduce
+ * tells which variables differed or were rejected on some rank, and the
+ * smallest default memory limit. Every rank then uses rank 0's values; rank
+ * 0 says on stderr (once per variable and process) what differed or was
+ * rejected. Adopting rather than failing: a job whose environment reached
+ * one node badly still runs, the same protocol everywhere, and says why it
+ * may be slower than expected.
+ *
+ * A value that does not parse or is out of range is rejected: the default
+ * is used and rank 0 says so. An unknown algorithm name is no number: it
+ * stays an error of every call that would use it (the same on every rank,
+ * since the setting is agreed).
+ */
+#include "xchg_internal.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef enum { KIND_INT, KIND_BYTES, KIND_ALGO, KIND_SPARSE_ALGO, KIND_BARRIER } setting_kind;
+
+/* Unset, and the canonical value of a name that is no algorithm. */
+#define VALUE_UNSET INT64_MIN
+#define VALUE_UNKNOWN_NAME (INT64_MIN + 1)
+
+/* The table: every setting of the library, its type, range and default. */
+static const struct setting_def {
+    const char *name;
+    setting_kind kind;
+    int64_t min, max, dflt; /* KIND_INT, KIND_BYTES */
+    const char *range;      /* for messages and the README */
+    int zero_ok;            /* 0 is valid too (below min): "the default" */
+    const char *dflt_text;  /* the default, for messages and the README */
+} defs[XCHG_SETTING_COUNT] = {
+    [XCHG_SET_ALLTOALLV_ALGO] = {"XCHG_ALLTOALLV_ALGO", KIND_ALGO, 0, 0, 0,
+                                 "an algorithm name or auto", 0, "auto"},
+    [XCHG_SET_SPARSE_ALGO] = {"XCHG_SPARSE_ALGO", KIND_SPARSE_ALGO, 0, 0, 0,
+                              "pex, rsx, nbx, rma or auto", 0, "auto"},
+    [XCHG_SET_THROTTLE] = {"XCHG_THROTTLE", KIND_INT, 2, 1 << 20, 32,
+                           "an integer in [2, 1048576]", 0, "32"},
+    [XCHG_SET_BRUCK_RADIX] = {"XCHG_BRUCK_RADIX", KIND_INT, 2, 1 << 30, 0,
+                              "0 (ceil(sqrt P)) or an integer in [2, 2^30], clamped to P", 1,
+                              "ceil(sqrt P)"},
+    [XCHG_SET_AUTO_MIN_P] = {"XCHG_AUTO_MIN_P", KIND_INT, 1, 1 << 30, 64,
+                             "an integer in [1, 2^30]", 0, "64"},
+    [XCHG_SET_MAX_TEMP_BYTES] = {"XCHG_MAX_TEMP_BYTES", KIND_BYTES, 0, INT64_MAX, 0,
+                                 "bytes in [0, 2^63), suffix K, M or G (KiB, MiB, GiB) "
+                                 "allowed", 0,
+                                 "a quarter of the smallest physical memory of all ranks"},
+    [XCHG_SET_RANKS_PER_NODE] = {"XCHG_RANKS_PER_NODE", KIND_INT, 1, INT_MAX, 0,
+                                 "an integer in [1, 2^31)", 0, "shared-memory nodes"},
+    [XCHG_SET_NBX_BARRIER] = {"XCHG_NBX_BARRIER", KIND_BARRIER, 0, 1, 0,
+                              "ibarrier or dissemination", 0, "ibarrier"},
+    [XCHG_SET_CHECK] = {"XCHG_CHECK", KIND_INT, 0, 1, 0, "0 or 1", 0, "0"},
+    /* MPICH's own variable, read as MPICH reads it, by the mpich_model
+     * baseline only (so that the model throttles as the library would) */
+    [XCHG_SET_MPICH_THROTTLE] = {"MPIR_CVAR_ALLTOALL_THROTTLE", KIND_INT, 1, 1 << 20, 32,
+                                 "0 (no throttle) or an integer in [1, 1048576]", 1, "32"},
+};
+
+static uint64_t name_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+static int parse_int(const char *s, int64_t *v)
+{
+    char *end;
+    errno = 0;
+    long long x = strtoll(s, &end, 10);
+    if (errno || end == s || *end)
+        return 0;
+    *v = x;
+    return 1;
+}
+
+/* "123", "1.5e9", "64K", "2MiB", "1GB": bytes, exactly representable range
+ * only (1e30 is rejected, not wrapped). */
+static int parse_bytes(const char *s, int64_t *v)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(s, &end);
+    if (errno || end == s || !(x >= 0))
+        return 0;
+    switch (*end) {
+    case 'k': case 'K': x *= 1024.0; end++; break;
+    case 'm': case 'M': x *= 1024.0 * 1024.0; end++; break;
+    case 'g': case 'G': x *= 1024.0 * 1024.0 * 1024.0; end++; break;
+    default: break;
+    }
+    if (*end == 'i')
+        end++;
+    if (*end == 'B' || *end == 'b')
+        end++;
+    if (*end || !(x < 9223372036854775808.0)) /* 2^63 */
+        return 0;
+    *v = (int64_t)x;
+    return 1;
+}
+
+/* This rank's canonical value of setting i: VALUE_UNSET, a number, or
+ * VALUE_UNKNOWN_NAME - hash (names). *rejected: set but not valid. */
+static int64_t read_one(int i, int *rejected, char *text, size_t textlen)
+{
+    const char *s = getenv(defs[i].name);
+    *rejected = 0;
+    text[0] = 0;
+    if (!s || !*s)
+        return VALUE_UNSET;
+    snprintf(text, textlen, "%s", s);
+    int64_t v = 0;
+    switch (defs[i].kind) {
+    case KIND_ALGO: {
+        xchg_algo a = xchg_algo_from_name(s);
+        return a == XCHG_ALGO_INVALID ? VALUE_UNKNOWN_NAME + (int64_t)(name_hash(s) >> 2)
+                                      : (int64_t)a;
+    }
+    case KIND_SPARSE_ALGO: {
+        xchg_sparse_algo a = xchg_sparse_algo_from_name(s);
+        return a == XCHG_SPARSE_INVALID ? VALUE_UNKNOWN_NAME + (int64_t)(name_hash(s) >> 2)
+                                        : (int64_t)a;
+    }
+    case KIND_BARRIER:
+        if (strcmp(s, "ibarrier") == 0)
+            return 0;
+        if (strcmp(s, "dissemination") == 0)
+            return 1;
+        break;
+    case KIND_INT:
+        if (parse_int(s, &v) &&
+            ((v >= defs[i].min && v <= defs[i].max) || (v == 0 && defs[i].zero_ok)))
+            return v;
+        break;
+    case KIND_BYTES:
+        if (parse_bytes(s, &v) && v >= defs[i].min && v <= defs[i].max)
+            return v;
+        break;
+    }
+    *rejected = 1;
+    return VALUE_UNSET;
+}
+
+/* Default temporary-memory limit: a quarter of this node's physical memory
+ * per process (agreed: the smallest of all ranks). */
+static int64_t default_temp_limit(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && psize > 0 && (uint64_t)pages <= (uint64_t)INT64_MAX / (uint64_t)psize)
+        return (int64_t)pages * psize / 4;
+    return (int64_t)1 << 30;
+}
+
+/* Rank 0 warns once per variable and kind of problem per process. */
+static pthread_mutex_t warn_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned warned_rejected, warned_differs;
+
+static int first_warning(unsigned *mask, int i)
+{
+    pthread_mutex_lock(&warn_lock);
+    int first = !(*mask & (1u << i));
+    *mask |= 1u << i;
+    pthread_mutex_unlock(&warn_lock);
+    return first;
+}
+
+static void describe(int i, int64_t v, char *out, size_t len)
+{
+    if (v == VALUE_UNSET)
+        snprintf(out, len, "unset");
+    else if (defs[i].kind == KIND_ALGO && v >= 0)
+        snprintf(out, len, "%s", xchg_algo_name((xchg_algo)v));
+    else if (defs[i].kind == KIND_SPARSE_ALGO && v >= 0)
+        snprintf(out, len, "%s", xchg_sparse_algo_name((xchg_sparse_algo)v));
+    else if (defs[i].kind == KIND_BARRIER)
+        snprintf(out, len, "%s", v ? "dissemination" : "ibarrier");
+    else if (v < 0 && (defs[i].kind == KIND_ALGO || defs[i].kind == KIND_SPARSE_ALGO))
+        snprintf(out, len, "an unknown name");
+    else
+        snprintf(out, len, "%" PRId64, v);
+}
+
+static void apply(xchg_settings *s, int i, int64_t v, const char *text)
+{
+    int unknown = v != VALUE_UNSET && v < 0 &&
+                  (defs[i].kind == KIND_ALGO || defs[i].kind == KIND_SPARSE_ALGO);
+    switch ((xchg_setting_id)i) {
+    case XCHG_SET_ALLTOALLV_ALGO:
+        s->alltoallv_algo = v == VALUE_UNSET ? XCHG_ALGO_AUTO
+                            : unknown ? XCHG_ALGO_INVALID : (xchg_algo)v;
+        snprintf(s->alltoallv_algo_text, sizeof s->alltoallv_algo_text, "%s", text);
+        break;
+    case XCHG_SET_SPARSE_ALGO:
+        s->sparse_algo = v == VALUE_UNSET ? XCHG_SPARSE_AUTO
+                         : unknown ? XCHG_SPARSE_INVALID : (xchg_sparse_algo)v;
+        snprintf(s->sparse_algo_text, sizeof s->sparse_algo_text, "%s", text);
+        break;
+    case XCHG_SET_THROTTLE:
+        s->throttle = (int)(v == VALUE_UNSET ? defs[i].dflt : v);
+        break;
+    case XCHG_SET_BRUCK_RADIX:
+        s->bruck_radix = (int)(v == VALUE_UNSET ? defs[i].dflt : v);
+        break;
+    case XCHG_SET_AUTO_MIN_P:
+        s->auto_min_p = v == VALUE_UNSET ? defs[i].dflt : v;
+        break;
+    case XCHG_SET_MAX_TEMP_BYTES:
+        if (v != VALUE_UNSET)
+            s->max_temp_bytes = (uint64_t)v > SIZE_MAX ? SIZE_MAX : (size_t)v;
+        break;
+    case XCHG_SET_RANKS_PER_NODE:
+        s->ranks_per_node = v == VALUE_UNSET ? 0 : (long)v;
+        break;
+    case XCHG_SET_NBX_BARRIER:
+        s->nbx_dissemination = v == VALUE_UNSET ? 0 : (int)v;
+        break;
+    case XCHG_SET_CHECK:
+        s->check = v == VALUE_UNSET ? 0 : (int)v;
+        break;
+    case XCHG_SET_MPICH_THROTTLE:
+        s->mpich_throttle = (int)(v == VALUE_UNSET ? defs[i].dflt : v);
+        break;
+    case XCHG_SETTING_COUNT:
+        break;
+    }
+}
+
+int xchg_settings_agree(MPI_Comm comm, xchg_settings *s)
+{
+    enum { N = XCHG_SETTING_COUNT };
+    int rank = 0, size = 1;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    int64_t mine[N], root[N];
+    int rejected[N];
+    char text[N][sizeof s->alltoallv_algo_text];
+    for (int i = 0; i < N; i++)
+        root[i] = mine[i] = read_one(i, &rejected[i], text[i], sizeof text[i]);
+
+    int rc = MPI_Bcast(root, N, MPI_INT64_T, 0, comm);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    /* MAX of: 1 + the highest rank whose value differs from rank 0's, the
+     * same for rejected values, and minus the default memory limit. */
+    int64_t v[2 * N + 1];
+    for (int i = 0; i < N; i++) {
+        v[i] = mine[i] != root[i] ? rank + 1 : 0;
+        v[N + i] = rejected[i] ? rank + 1 : 0;
+    }
+    v[2 * N] = -default_temp_limit();
+    if ((rc = MPI_Allreduce(MPI_IN_PLACE, v, 2 * N + 1, MPI_INT64_T, MPI_MAX, comm)) !=
+        MPI_SUCCESS)
+        return rc;
+
+    memset(s, 0, sizeof *s);
+    s->max_temp_bytes = (size_t)-v[2 * N];
+    for (int i = 0; i < N; i++)
+        apply(s, i, root[i], mine[i] == root[i] ? text[i] : "(rank 0's value)");
+
+    if (rank != 0)
+        return MPI_SUCCESS;
+    for (int i = 0; i < N; i++) {
+        if (v[N + i] && first_warning(&warned_rejected, i)) {
+            if (rejected[i])
+                fprintf(stderr, "xchg: warning: %s=\"%s\" rejected: not %s; the default "
+                        "(%s) is used\n", defs[i].name, text[i], defs[i].range,
+                        defs[i].dflt_text);
+            else
+                fprintf(stderr, "xchg: warning: %s rejected on rank %d (and perhaps others): "
+                        "not %s; the default (%s) is used\n", defs[i].name,
+                        (int)v[N + i] - 1, defs[i].range, defs[i].dflt_text);
+        }
+        if (v[i] && first_warning(&warned_differs, i)) {
+            char d[64];
+            describe(i, root[i], d, sizeof d);
+            fprintf(stderr, "xchg: warning: %s differs across ranks (rank %d has another "
+                    "value than rank 0's: %s); every rank uses rank 0's\n", defs[i].name,
+                    (int)v[i] - 1, d);
+        }
+    }
+    fflush(stderr);
+    return MPI_SUCCESS;
+}

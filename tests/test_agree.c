@@ -1,0 +1,452 @@
+/*
+ * test_agree.c - every rank ends a call the same way: agreed argument
+ * errors, agreed settings, the check mode (issue 11, items 1, 2, 9).
+ *
+ * 1. An argument error on one rank only, where a collective runs anyway
+ *    (auto's statistics with XCHG_AUTO_MIN_P=1 from the test's
+ *    environment, padded_alltoall, bruck_padded, grid, hierarchical,
+ *    persistent init): every rank returns the same error class, the
+ *    failing rank its own message, the others one naming the failing rank;
+ *    the communicator stays usable.
+ * 2. XCHG_CHECK=1: a count mismatch between two ranks gives the same class
+ *    everywhere (MPI_ERR_ARG for fewer bytes than expected, MPI_ERR_TRUNCATE
+ *    for more) with a message naming both ranks and both byte counts; one
+ *    rank's argument error with linear (no collective of its own) and with
+ *    the sparse exchange is agreed too; good calls give correct data.
+ * 3. Settings that differ per rank (set with setenv on some ranks before
+ *    the communicator's first xchg call): rank 0's are used everywhere, no
+ *    hang, and rank 0 warns naming the variable (its stderr is captured).
+ * 4. Bad values of every setting are rejected with a warning naming the
+ *    variable, and the default is used (XCHG_MAX_TEMP_BYTES=1e30 must not
+ *    become 0).
+ * A hang fails through the CTest timeout. Prints "N passed, M failed".
+ */
+#include "xchg.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int rank, P, npass, nfail;
+
+static void check(const char *what, int ok)
+{
+    if (ok) {
+        npass++;
+    } else {
+        nfail++;
+        fprintf(stderr, "FAIL [rank %d] %s\n", rank, what);
+    }
+}
+
+static int cls_of(int rc)
+{
+    int c = MPI_SUCCESS;
+    if (rc != MPI_SUCCESS)
+        MPI_Error_class(rc, &c);
+    return c;
+}
+
+static const char *msg_of(int rc)
+{
+    static char msg[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    msg[0] = 0;
+    if (rc != MPI_SUCCESS)
+        xchg_error_string(rc, msg, &len);
+    return msg;
+}
+
+static int same_everywhere(int v)
+{
+    int mn, mx;
+    MPI_Allreduce(&v, &mn, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&v, &mx, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    return mn == mx;
+}
+
+/* n ints from every rank to every rank. */
+typedef struct {
+    int *sc, *sd, *rc, *rd, *sb, *rb;
+    int n;
+} bufs;
+
+static void make(bufs *b, int n)
+{
+    b->n = n;
+    b->sc = malloc(sizeof(int) * (size_t)P);
+    b->sd = malloc(sizeof(int) * (size_t)P);
+    b->rc = malloc(sizeof(int) * (size_t)P);
+    b->rd = malloc(sizeof(int) * (size_t)P);
+    b->sb = malloc(sizeof(int) * (size_t)(P * n + 1));
+    b->rb = malloc(sizeof(int) * (size_t)(P * n + 1));
+    for (int j = 0; j < P; j++) {
+        b->sc[j] = b->rc[j] = n;
+        b->sd[j] = b->rd[j] = j * n;
+        for (int k = 0; k < n; k++)
+            b->sb[j * n + k] = (rank * 100 + j) * 100 + k;
+    }
+}
+
+static int correct(const bufs *b)
+{
+    for (int j = 0; j < P; j++)
+        for (int k = 0; k < b->n; k++)
+            if (b->rb[j * b->n + k] != (j * 100 + rank) * 100 + k)
+                return 0;
+    return 1;
+}
+
+static void unmake(bufs *b)
+{
+    free(b->sc); free(b->sd); free(b->rc); free(b->rd); free(b->sb); free(b->rb);
+}
+
+/* algo XCHG_ALGO_AUTO: the plain xchg_alltoallv */
+static int run(xchg_algo a, bufs *b, MPI_Comm comm)
+{
+    memset(b->rb, 0xff, sizeof(int) * (size_t)(P * b->n + 1));
+    if (a == XCHG_ALGO_AUTO)
+        return xchg_alltoallv(b->sb, b->sc, b->sd, MPI_INT, b->rb, b->rc, b->rd, MPI_INT,
+                              comm);
+    return xchg_alltoallv_algo(a, b->sb, b->sc, b->sd, MPI_INT, b->rb, b->rc, b->rd, MPI_INT,
+                               comm);
+}
+
+/* Rank 0's stderr into a file while settings are read. */
+static char cap_path[64];
+static int cap_saved = -1;
+
+static void capture_begin(void)
+{
+    if (rank != 0)
+        return;
+    fflush(stderr);
+    snprintf(cap_path, sizeof cap_path, "/tmp/xchg-test-agree-%d.err", (int)getpid());
+    FILE *f = fopen(cap_path, "w");
+    cap_saved = dup(2);
+    dup2(fileno(f), 2);
+    fclose(f);
+}
+
+/* Ends the capture; on rank 0, whether the captured text contains needle
+ * (echoed to the real stderr). Other ranks: 1. */
+static int capture_end(const char *needle)
+{
+    if (rank != 0)
+        return 1;
+    fflush(stderr);
+    dup2(cap_saved, 2);
+    close(cap_saved);
+    char text[4096] = "";
+    FILE *f = fopen(cap_path, "r");
+    size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
+    text[n] = 0;
+    if (f)
+        fclose(f);
+    remove(cap_path);
+    fputs(text, stderr);
+    return strstr(text, needle) != NULL;
+}
+
+/* A new communicator whose settings are read with var=val on the ranks
+ * where set_here is true (the old value elsewhere; val NULL: unset): its
+ * first xchg call, made here, reads them. Rank 0's stderr is captured. */
+static MPI_Comm comm_with(const char *var, const char *val, int set_here)
+{
+    const char *old = getenv(var);
+    char saved[256] = "";
+    int had = old != NULL;
+    if (had)
+        snprintf(saved, sizeof saved, "%s", old);
+    if (set_here) {
+        if (val)
+            setenv(var, val, 1);
+        else
+            unsetenv(var);
+    }
+    MPI_Comm c;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    capture_begin();
+    int *z = calloc((size_t)P, sizeof(int)), buf[1];
+    xchg_alltoallv_algo(XCHG_ALGO_LINEAR, buf, z, z, MPI_INT, buf, z, z, MPI_INT, c);
+    free(z);
+    if (had)
+        setenv(var, saved, 1);
+    else
+        unsetenv(var);
+    return c;
+}
+
+/* 1 + 2: one rank's bad argument; all ranks must end with class `want`,
+ * the others' message naming the failing rank. */
+static void expect_agreed(const char *what, int rc, int want, int bad_rank, const char *own)
+{
+    char w[600], name[32];
+    int cls = cls_of(rc);
+    snprintf(name, sizeof name, "rank %d", bad_rank);
+    snprintf(w, sizeof w, "%s: class %d, expected %d on every rank (%s)", what, cls, want,
+             msg_of(rc));
+    check(w, cls == want);
+    check(w, same_everywhere(cls));
+    if (P > 1) {
+        snprintf(w, sizeof w, "%s: message \"%s\" names %s", what, msg_of(rc),
+                 rank == bad_rank ? own : name);
+        check(w, strstr(msg_of(rc), rank == bad_rank ? own : name) != NULL);
+    }
+}
+
+static void one_rank_errors(void)
+{
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    bufs b;
+    make(&b, 3);
+    const int bad = P - 1;
+    xchg_algo algos[] = {XCHG_ALGO_AUTO, XCHG_ALGO_PADDED_ALLTOALL, XCHG_ALGO_BRUCK_PADDED,
+                         XCHG_ALGO_GRID, XCHG_ALGO_HIERARCHICAL};
+    char w[200];
+    for (int i = 0; i < 5; i++) {
+        const char *name = algos[i] == XCHG_ALGO_AUTO ? "auto" : xchg_algo_name(algos[i]);
+        if (rank == bad)
+            b.sc[0] = -1;
+        snprintf(w, sizeof w, "%s, sendcounts[0] = -1 on rank %d", name, bad);
+        expect_agreed(w, run(algos[i], &b, comm), MPI_ERR_COUNT, bad, "sendcounts[0]");
+        b.sc[0] = b.n;
+        /* another class: a NULL datatype on rank 0 */
+        memset(b.rb, 0xff, sizeof(int) * (size_t)(P * b.n + 1));
+        int rc = algos[i] == XCHG_ALGO_AUTO
+                     ? xchg_alltoallv(b.sb, b.sc, b.sd, MPI_INT, b.rb, b.rc, b.rd,
+                                      rank == 0 ? MPI_DATATYPE_NULL : MPI_INT, comm)
+                     : xchg_alltoallv_algo(algos[i], b.sb, b.sc, b.sd, MPI_INT, b.rb, b.rc,
+                                           b.rd, rank == 0 ? MPI_DATATYPE_NULL : MPI_INT,
+                                           comm);
+        snprintf(w, sizeof w, "%s, recvtype MPI_DATATYPE_NULL on rank 0", name);
+        expect_agreed(w, rc, MPI_ERR_TYPE, 0, "recvtype");
+        rc = run(algos[i], &b, comm);
+        snprintf(w, sizeof w, "%s: a good call after the agreed errors (%s)", name,
+                 msg_of(rc));
+        check(w, rc == MPI_SUCCESS && correct(&b));
+    }
+    /* persistent init: its allreduce carries the error */
+    {
+        xchg_request req = XCHG_REQUEST_NULL;
+        if (rank == bad)
+            b.rc[0] = -1;
+        int rc = xchg_alltoallv_init_algo(XCHG_ALGO_LINEAR, b.sb, b.sc, b.sd, MPI_INT, b.rb,
+                                          b.rc, b.rd, MPI_INT, comm, MPI_INFO_NULL, &req);
+        b.rc[0] = b.n;
+        expect_agreed("xchg_alltoallv_init, recvcounts[0] = -1 on one rank", rc,
+                      MPI_ERR_COUNT, bad, "recvcounts[0]");
+        check("xchg_alltoallv_init failed: no request", req == XCHG_REQUEST_NULL);
+    }
+    unmake(&b);
+    MPI_Comm_free(&comm);
+}
+
+static void check_mode(void)
+{
+    MPI_Comm comm = comm_with("XCHG_CHECK", "1", 1);
+    capture_end("");
+    bufs b;
+    make(&b, 2);
+    char w[300];
+    xchg_algo algos[] = {XCHG_ALGO_LINEAR, XCHG_ALGO_AUTO, XCHG_ALGO_PAIRWISE};
+    for (int i = 0; i < 3; i++) {
+        const char *name = algos[i] == XCHG_ALGO_AUTO ? "auto" : xchg_algo_name(algos[i]);
+        int rc = run(algos[i], &b, comm);
+        snprintf(w, sizeof w, "XCHG_CHECK=1, %s, good counts: correct (%s)", name, msg_of(rc));
+        check(w, rc == MPI_SUCCESS && correct(&b));
+        const int bad = P - 1;
+        if (rank == bad)
+            b.sc[0] = -1;
+        snprintf(w, sizeof w, "XCHG_CHECK=1, %s, sendcounts[0] = -1 on rank %d", name, bad);
+        expect_agreed(w, run(algos[i], &b, comm), MPI_ERR_COUNT, bad, "sendcounts[0]");
+        b.sc[0] = b.n;
+        if (P < 2)
+            continue;
+        /* rank 1 expects 3 ints (12 bytes) from rank 0, which sends 2 (8) */
+        if (rank == 1)
+            b.rc[0] = 3;
+        int rcode = run(algos[i], &b, comm);
+        b.rc[0] = b.n;
+        snprintf(w, sizeof w, "XCHG_CHECK=1, %s, rank 1 expects more than rank 0 sends: "
+                 "MPI_ERR_ARG everywhere, naming both ranks and counts (%s)", name,
+                 msg_of(rcode));
+        check(w, cls_of(rcode) == MPI_ERR_ARG && same_everywhere(cls_of(rcode)) &&
+                 strstr(msg_of(rcode), "rank 0 sends 8 bytes to rank 1") &&
+                 strstr(msg_of(rcode), "expects 12 bytes"));
+        check("the receive buffer is untouched after a check-mode refusal",
+              b.rb[0] == -1);
+        /* rank 1 expects 1 int (4 bytes) from rank 0, which sends 2 (8) */
+        if (rank == 1)
+            b.rc[0] = 1;
+        rcode = run(algos[i], &b, comm);
+        b.rc[0] = b.n;
+        snprintf(w, sizeof w, "XCHG_CHECK=1, %s, rank 0 sends more than rank 1 expects: "
+                 "MPI_ERR_TRUNCATE everywhere (%s)", name, msg_of(rcode));
+        check(w, cls_of(rcode) == MPI_ERR_TRUNCATE && same_everywhere(cls_of(rcode)) &&
+                 strstr(msg_of(rcode), "rank 0 sends 8 bytes to rank 1") &&
+                 strstr(msg_of(rcode), "expects 4 bytes"));
+    }
+    /* sparse: one rank's bad destination is agreed in the check mode */
+    {
+        int to = rank == P - 1 ? P : (rank + 1) % P, cnt = 1, zero = 0, v = rank;
+        xchg_sparse_result r;
+        int rc = xchg_sparse_exchange_result(1, &to, &v, &cnt, &zero, MPI_INT, &r, comm);
+        expect_agreed("XCHG_CHECK=1, sparse, dests[0] = P on one rank", rc, MPI_ERR_RANK,
+                      P - 1, "dests[0]");
+        to = (rank + 1) % P;
+        rc = xchg_sparse_exchange_result(1, &to, &v, &cnt, &zero, MPI_INT, &r, comm);
+        check("XCHG_CHECK=1, sparse, a good call after",
+              rc == MPI_SUCCESS && r.nsources == 1 && r.sources[0] == (rank + P - 1) % P);
+        if (rc == MPI_SUCCESS)
+            xchg_sparse_result_free(&r);
+    }
+    unmake(&b);
+    MPI_Comm_free(&comm);
+}
+
+static void differing_settings(void)
+{
+    bufs b;
+    make(&b, 2);
+    char w[300];
+    xchg_stats st;
+    int rc, ok;
+    const int only0 = rank == 0, not0 = rank != 0;
+
+    /* XCHG_ALLTOALLV_ALGO: pairwise on rank 0, linear elsewhere */
+    MPI_Comm c = comm_with("XCHG_ALLTOALLV_ALGO", only0 ? "pairwise" : "linear", 1);
+    ok = capture_end("XCHG_ALLTOALLV_ALGO differs");
+    check("XCHG_ALLTOALLV_ALGO differing: rank 0 warns naming it", P == 1 || ok);
+    rc = run(XCHG_ALGO_AUTO, &b, c);
+    xchg_get_stats(c, &st);
+    snprintf(w, sizeof w, "XCHG_ALLTOALLV_ALGO differing: rank 0's (pairwise) runs "
+             "everywhere (%s)", msg_of(rc));
+    check(w, rc == MPI_SUCCESS && correct(&b) && st.algo == XCHG_ALGO_PAIRWISE);
+    MPI_Comm_free(&c);
+
+    /* an unknown name on rank 0 only: the error everywhere */
+    c = comm_with("XCHG_ALLTOALLV_ALGO", "no_such_algo", only0);
+    capture_end("");
+    rc = run(XCHG_ALGO_AUTO, &b, c);
+    snprintf(w, sizeof w, "XCHG_ALLTOALLV_ALGO unknown on rank 0: MPI_ERR_ARG everywhere (%s)",
+             msg_of(rc));
+    check(w, cls_of(rc) == MPI_ERR_ARG && strstr(msg_of(rc), "XCHG_ALLTOALLV_ALGO"));
+    MPI_Comm_free(&c);
+
+    /* XCHG_BRUCK_RADIX: 2 on rank 0, 3 elsewhere: one protocol */
+    c = comm_with("XCHG_BRUCK_RADIX", only0 ? "2" : "3", 1);
+    ok = capture_end("XCHG_BRUCK_RADIX differs");
+    check("XCHG_BRUCK_RADIX differing: rank 0 warns naming it", P == 1 || ok);
+    rc = run(XCHG_ALGO_BRUCK_RADIX, &b, c);
+    snprintf(w, sizeof w, "XCHG_BRUCK_RADIX differing: correct (%s)", msg_of(rc));
+    check(w, rc == MPI_SUCCESS && correct(&b));
+    MPI_Comm_free(&c);
+
+    /* XCHG_MAX_TEMP_BYTES=1 on rank 0 only: every rank refuses alike */
+    c = comm_with("XCHG_MAX_TEMP_BYTES", "1", only0);
+    ok = capture_end("XCHG_MAX_TEMP_BYTES differs");
+    check("XCHG_MAX_TEMP_BYTES differing: rank 0 warns naming it", P == 1 || ok);
+    rc = run(XCHG_ALGO_LINEAR, &b, c);
+    snprintf(w, sizeof w, "XCHG_MAX_TEMP_BYTES=1 on rank 0 only: MPI_ERR_NO_MEM everywhere "
+             "(%s)", msg_of(rc));
+    check(w, P == 1 || (cls_of(rc) == MPI_ERR_NO_MEM && same_everywhere(cls_of(rc))));
+    MPI_Comm_free(&c);
+
+    /* XCHG_RANKS_PER_NODE: 1 on rank 0, 2 elsewhere */
+    c = comm_with("XCHG_RANKS_PER_NODE", only0 ? "1" : "2", 1);
+    capture_end("");
+    rc = run(XCHG_ALGO_HIERARCHICAL, &b, c);
+    snprintf(w, sizeof w, "XCHG_RANKS_PER_NODE differing: correct (%s)", msg_of(rc));
+    check(w, rc == MPI_SUCCESS && correct(&b));
+    MPI_Comm_free(&c);
+
+    /* XCHG_SPARSE_ALGO: pex on rank 0, nbx elsewhere */
+    c = comm_with("XCHG_SPARSE_ALGO", only0 ? "pex" : "nbx", 1);
+    capture_end("");
+    {
+        int to = (rank + 1) % P, cnt = 1, zero = 0, v = rank;
+        xchg_sparse_result r;
+        rc = xchg_sparse_exchange_result(1, &to, &v, &cnt, &zero, MPI_INT, &r, c);
+        snprintf(w, sizeof w, "XCHG_SPARSE_ALGO differing: correct (%s)", msg_of(rc));
+        check(w, rc == MPI_SUCCESS && r.nsources == 1 && r.sources[0] == (rank + P - 1) % P &&
+                     ((int *)r.recvbuf)[0] == (rank + P - 1) % P);
+        if (rc == MPI_SUCCESS)
+            xchg_sparse_result_free(&r);
+    }
+    MPI_Comm_free(&c);
+
+    /* XCHG_CHECK on all but rank 0: off everywhere, calls still agree */
+    c = comm_with("XCHG_CHECK", "1", not0);
+    ok = capture_end("XCHG_CHECK differs");
+    check("XCHG_CHECK differing: rank 0 warns naming it", P == 1 || ok);
+    rc = run(XCHG_ALGO_LINEAR, &b, c);
+    check("XCHG_CHECK differing: a good call", rc == MPI_SUCCESS && correct(&b));
+    MPI_Comm_free(&c);
+    unmake(&b);
+}
+
+static void bad_values(void)
+{
+    static const struct {
+        const char *var, *val;
+        xchg_algo algo;
+    } cases[] = {
+        {"XCHG_MAX_TEMP_BYTES", "1e30", XCHG_ALGO_LINEAR},
+        {"XCHG_THROTTLE", "1", XCHG_ALGO_SCATTERED},
+        {"XCHG_AUTO_MIN_P", "0", XCHG_ALGO_AUTO},
+        {"XCHG_RANKS_PER_NODE", "-3", XCHG_ALGO_HIERARCHICAL},
+        {"XCHG_NBX_BARRIER", "sometimes", XCHG_ALGO_LINEAR},
+        {"XCHG_CHECK", "yes", XCHG_ALGO_LINEAR},
+    };
+    bufs b;
+    make(&b, 2);
+    char w[300], needle[128];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        MPI_Comm c = comm_with(cases[i].var, cases[i].val, 1);
+        snprintf(needle, sizeof needle, "%s=\"%s\" rejected", cases[i].var, cases[i].val);
+        int warned = capture_end(needle);
+        snprintf(w, sizeof w, "%s=%s: rank 0 warns \"%s\"", cases[i].var, cases[i].val, needle);
+        check(w, warned);
+        int rc = run(cases[i].algo, &b, c);
+        snprintf(w, sizeof w, "%s=%s rejected: the default is used, a good call (%s)",
+                 cases[i].var, cases[i].val, msg_of(rc));
+        check(w, rc == MPI_SUCCESS && correct(&b));
+        MPI_Comm_free(&c);
+    }
+    /* garbage on a rank other than 0 only: rank 0 still says so */
+    if (P > 1) {
+        MPI_Comm c = comm_with("XCHG_BRUCK_RADIX", "x3", rank == P - 1);
+        snprintf(needle, sizeof needle, "XCHG_BRUCK_RADIX rejected on rank %d", P - 1);
+        int warned = capture_end(needle);
+        snprintf(w, sizeof w, "XCHG_BRUCK_RADIX=x3 on rank %d only: rank 0 warns \"%s\"",
+                 P - 1, needle);
+        check(w, warned);
+        int rc = run(XCHG_ALGO_BRUCK_RADIX, &b, c);
+        check("XCHG_BRUCK_RADIX=x3 on one rank: a good call", rc == MPI_SUCCESS && correct(&b));
+        MPI_Comm_free(&c);
+    }
+    unmake(&b);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &P);
+    one_rank_errors();
+    check_mode();
+    differing_settings();
+    bad_values();
+    int tot[2] = {npass, nfail}, all[2];
+    MPI_Reduce(tot, all, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("test_agree on %d ranks: %d passed, %d failed\n", P, all[0], all[1]);
+    MPI_Finalize();
+    return nfail ? 1 : 0;
+}
