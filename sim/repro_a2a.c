@@ -78,7 +78,10 @@ int main(int argc, char **argv)
     xchg_algo model[MAXMODEL];
     const char *mname[MAXMODEL];
     int nmodel = 0;
-    for (char *t = strtok(models, ","); t && nmodel < MAXMODEL; t = strtok(NULL, ",")) {
+    /* strtok_r: libc's strtok state would be shared by all simulated ranks */
+    char *save = NULL;
+    for (char *t = strtok_r(models, ",", &save); t && nmodel < MAXMODEL;
+         t = strtok_r(NULL, ",", &save)) {
         if (strcmp(t, "none") == 0)
             continue;
         model[nmodel] = xchg_algo_from_name(t);

@@ -62,7 +62,9 @@ int main(int argc, char **argv)
                "time per call (slowest rank)%s\n", P, iters, check ? ", results checked" : "");
     char *copy = malloc(strlen(list) + 1);
     strcpy(copy, list);
-    for (char *tok = strtok(copy, ","); tok; tok = strtok(NULL, ",")) {
+    /* strtok_r: libc's strtok state would be shared by all simulated ranks */
+    char *save = NULL;
+    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         int bytes = atoi(tok);
         size_t total = (size_t)P * (size_t)bytes;
         char *sb = malloc(total), *rb = malloc(total), *ref = check ? malloc(total) : NULL;
