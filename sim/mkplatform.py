@@ -4,8 +4,8 @@
     sim/mkplatform.py --ranks 256 [--preset hpc|eth] [--topology flat|fattree]
                     [--rpn 16] [--bw 100Gbps] [--lat 1us] --out DIR
 
-Creates DIR/platform.xml and DIR/hostfile (host "node-i:R" lines: R ranks per
-node, so MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) sees nodes) and prints the
+Creates DIR/platform.xml and DIR/hostfile (R lines "node-i" per node of R
+ranks, so MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) sees nodes) and prints the
 two paths. Defaults and their sources are in sim/README.md ("Platforms").
 """
 import argparse
@@ -17,14 +17,20 @@ import sys
 # and the loopback link that carries the traffic between ranks of one node
 # (shared memory). See sim/README.md for where the numbers come from.
 PRESETS = {
-    # InfiniBand EDR/HDR-class interconnect: 100 Gb/s per node, ~1 us.
-    "hpc": dict(bw="100Gbps", lat="1us", bb_lat="0.1us"),
-    # Commodity 10 Gb/s Ethernet with a kernel TCP stack: ~10 us per hop.
-    "eth": dict(bw="10Gbps", lat="10us", bb_lat="1us"),
+    # A message between nodes crosses node link + switch + node link, plus
+    # the 0.2 us send and receive overheads of smpi.cfg: the latencies are
+    # chosen so that sim/pingpong measures the documented MPI latency.
+    # InfiniBand EDR/HDR-class interconnect: 100 Gb/s per node, MPI ping-pong
+    # about 1.0-1.5 us (measured: 1.30 us).
+    "hpc": dict(bw="100Gbps", lat="0.4us", bb_lat="0.1us"),
+    # Commodity 10 Gb/s Ethernet with a kernel TCP stack: MPI ping-pong
+    # about 10-15 us (measured: 11.4 us).
+    "eth": dict(bw="10Gbps", lat="5us", bb_lat="1us"),
 }
 # Shared memory between ranks of one node (both presets): ~20 GB/s copy
-# bandwidth, 0.3 us latency (order of an intra-node MPI ping-pong).
-LOOPBACK = dict(loopback_bw="160Gbps", loopback_lat="0.3us")
+# bandwidth; 0.15 us plus the overheads gives an intra-node ping-pong of
+# 0.55 us (typical figures: 0.3-0.7 us).
+LOOPBACK = dict(loopback_bw="160Gbps", loopback_lat="0.15us")
 
 
 def bw_times(bw, n):
@@ -59,7 +65,9 @@ def main():
     if a.lat:
         p["lat"] = a.lat
     nodes = math.ceil(a.ranks / a.rpn)
-    common = (f'speed="100Gf" bw="{p["bw"]}" lat="{p["lat"]}" '
+    # One core per rank of a node: ranks charged for computation (MPI_Iprobe,
+    # charged copies) at the same time do not share one CPU.
+    common = (f'speed="100Gf" core="{a.rpn}" bw="{p["bw"]}" lat="{p["lat"]}" '
               f'loopback_bw="{LOOPBACK["loopback_bw"]}" '
               f'loopback_lat="{LOOPBACK["loopback_lat"]}" sharing_policy="SPLITDUPLEX"')
     if a.topology == "flat":
@@ -99,7 +107,9 @@ def main():
             n = min(a.rpn, left)
             if n <= 0:
                 break
-            f.write(f"node-{i}:{n}\n")
+            # One line per rank: smpirun unrolls "host:R" lines into a
+            # temporary file in the current folder, kept there on failure.
+            f.write(f"node-{i}\n" * n)
             left -= n
     print(xml)
     print(hosts)

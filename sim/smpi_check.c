@@ -58,6 +58,29 @@ int main(int argc, char **argv)
     check(nsize == same, "MPI_Comm_split_type(SHARED) groups ranks by host");
     free(all);
 
+    /* 1b. Cores: the ranks of a node probe in parallel (one core per rank,
+     * sim/mkplatform.py), so a probe loop on all ranks at once takes about
+     * as long as on one rank alone (one shared core: `same` times longer). */
+    double t_alone = 0, t_all = 0;
+    int flag;
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        double t0 = MPI_Wtime();
+        for (int k = 0; k < 100; k++)
+            MPI_Iprobe(MPI_ANY_SOURCE, 999, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+        t_alone = MPI_Wtime() - t0;
+    }
+    MPI_Bcast(&t_alone, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    for (int k = 0; k < 100; k++)
+        MPI_Iprobe(MPI_ANY_SOURCE, 999, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+    t_all = MPI_Wtime() - t0;
+    if (rank == 0)
+        printf("# 100 MPI_Iprobe: %.3f us alone, %.3f us on all ranks at once\n",
+               t_alone * 1e6, t_all * 1e6);
+    check(t_alone > 0 && t_all < 1.5 * t_alone, "ranks of a node probe in parallel (cores)");
+
     /* 2. Errors: a NULL argument comes back as MPI_ERR_ARG naming it. */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     int one = 1, zero = 0, buf = 0;

@@ -275,6 +275,7 @@ int xchg_bruck_twophase_run(xchg_call *c, int r, const char *who)
             smeta[mpos[v] + 1 + cnt[v]++] = sz[i];
             if (sz[i]) {
                 memcpy(sendtmp + pos[v], store + off[i], (size_t)sz[i]);
+                xchg_charge_copy((size_t)sz[i]);
                 pos[v] += (size_t)sz[i];
             }
         }
@@ -339,8 +340,10 @@ int xchg_bruck_twophase_run(xchg_call *c, int r, const char *who)
                 sz[i] = 0;
                 continue;
             }
-            if (sz[i])
+            if (sz[i]) {
                 memcpy(nstore + kp, store + off[i], (size_t)sz[i]);
+                xchg_charge_copy((size_t)sz[i]);
+            }
             off[i] = kp;
             kp += (size_t)sz[i];
         }

@@ -53,8 +53,10 @@ int xchg_alltoallv_bruck_padded(xchg_call *c)
         for (int w = 1; w < P && err == MPI_SUCCESS; w *= 2) {
             size_t n = 0;
             for (int i = 1; i < P; i++)
-                if (i & w)
+                if (i & w) {
                     memcpy(out + n++ * B, slots + (size_t)i * B, B);
+                    xchg_charge_copy(B);
+                }
             MPI_Request req[4];
             int nr = 0;
             err = xchg_bruck_post(in, n * B, (me - w + P) % P, 0, c->comm, req, &nr);
@@ -65,8 +67,10 @@ int xchg_alltoallv_bruck_padded(xchg_call *c)
                 err = werr;
             n = 0;
             for (int i = 1; i < P; i++)
-                if (i & w)
+                if (i & w) {
                     memcpy(slots + (size_t)i * B, in + n++ * B, B);
+                    xchg_charge_copy(B);
+                }
         }
         if (err == MPI_SUCCESS)
             err = perr;

@@ -103,8 +103,10 @@ static int resolve_in_place(xchg_call *c, void **tmp, size_t *tmpbytes)
     *tmp = xchg_temp_alloc(c, *tmpbytes, "MPI_IN_PLACE copy of recvbuf", &err);
     if (!*tmp)
         return err;
-    if (*tmpbytes)
+    if (*tmpbytes) {
         memcpy(*tmp, (char *)c->recvbuf + lo, *tmpbytes);
+        xchg_charge_copy(*tmpbytes);
+    }
     /* Same layout as recvbuf: element d of the copy is at tmp - lo + d*extent. */
     c->sendbuf = (char *)*tmp - lo;
     c->sendcounts = c->recvcounts;

@@ -55,6 +55,7 @@ int xchg_pack_block(const void *buf, int disp, int count, const xchg_typeinfo *t
         return MPI_SUCCESS;
     const char *src = xchg_block_addr(buf, disp, ti);
     size_t bytes = (size_t)count * (size_t)ti->size;
+    xchg_charge_copy(bytes);
     if (ti->contig) {
         memcpy(out, src + ti->true_lb, bytes);
         return MPI_SUCCESS;
@@ -73,6 +74,7 @@ int xchg_unpack_block(const void *in, void *buf, int disp, int count,
         return MPI_SUCCESS;
     char *dst = xchg_block_addr(buf, disp, ti);
     size_t bytes = (size_t)count * (size_t)ti->size;
+    xchg_charge_copy(bytes);
     if (ti->contig) {
         memcpy(dst + ti->true_lb, in, bytes);
         return MPI_SUCCESS;

@@ -114,6 +114,38 @@ int xchg_pack_block(const void *buf, int disp, int count, const xchg_typeinfo *t
 int xchg_unpack_block(const void *in, void *buf, int disp, int count,
                       const xchg_typeinfo *ti);
 
+/* Nonblocking barrier (src/core/ibarrier.c): MPI_Ibarrier, or under SMPI
+ * (whose MPI_Ibarrier is broken) and with XCHG_NBX_BARRIER=dissemination a
+ * dissemination barrier of Isend/Irecv on comm with tags tag ..
+ * tag+XCHG_IBARRIER_TAGS-1 (reserve them). start, then test until *done;
+ * xchg_ibarrier_free releases a barrier abandoned before done. */
+enum { XCHG_IBARRIER_TAGS = 31 };
+typedef struct xchg_ibarrier {
+    int dissemination;
+    MPI_Comm comm;
+    int rank, size, tag;
+    MPI_Request req[2];
+    int round, rounds; /* dissemination: current round, ceil(log2 size) */
+    char sbuf, rbuf;
+} xchg_ibarrier;
+int xchg_ibarrier_start(xchg_ibarrier *b, MPI_Comm comm, int tag, int dissemination);
+int xchg_ibarrier_test(xchg_ibarrier *b, int *done);
+void xchg_ibarrier_free(xchg_ibarrier *b);
+
+/* Simulated time of a local copy or pack of `bytes` bytes (SMPI build only,
+ * src/core/simcost.c: 10 ns per call + 5 GB/s unless XCHG_SIM_COPY_NS /
+ * XCHG_SIM_COPY_GBPS say otherwise). Every copy site calls it once per
+ * copy; the pack/unpack/self-copy helpers above already do. Free on real
+ * MPI. */
+#ifdef XCHG_SMPI
+void xchg_charge_copy(size_t bytes);
+#else
+static inline void xchg_charge_copy(size_t bytes)
+{
+    (void)bytes;
+}
+#endif
+
 /* One call of an alltoallv algorithm: arguments already checked, MPI_IN_PLACE
  * already resolved (sendbuf is a real buffer), comm is the private duplicate. */
 typedef struct xchg_call {

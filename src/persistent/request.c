@@ -208,8 +208,10 @@ int xchg_start(xchg_request r)
                           "is already active (complete it with xchg_wait or xchg_test "
                           "first)"));
     xchg_call *c = &r->c;
-    if (r->in_place && r->ip_bytes)
+    if (r->in_place && r->ip_bytes) {
         memcpy(r->ip_buf, (char *)c->recvbuf + r->ip_lo, r->ip_bytes);
+        xchg_charge_copy(r->ip_bytes);
+    }
     c->temp_peak = c->temp_cur;
     c->cs->calls++;
     r->active = 1;

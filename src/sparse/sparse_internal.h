@@ -16,9 +16,11 @@
 enum {
     XCHG_SPARSE_TAG_SET = 50,    /* tags of one parity */
     XCHG_SPARSE_TAG_DATA = 0,    /* the messages themselves */
-    XCHG_SPARSE_TAG_BARRIER = 1, /* + round: dissemination barrier of nbx */
-    XCHG_SPARSE_BARRIER_ROUNDS = 40
+    XCHG_SPARSE_TAG_BARRIER = 1, /* + round: nbx's xchg_ibarrier (XCHG_IBARRIER_TAGS) */
 };
+
+_Static_assert(XCHG_SPARSE_TAG_BARRIER + XCHG_IBARRIER_TAGS <= XCHG_SPARSE_TAG_SET,
+               "nbx's barrier tags stay inside one tag set");
 
 /* A received message's buffer: count elements addressed at `addr`. */
 typedef struct xchg_sparse_buf {
