@@ -38,7 +38,7 @@ int xchg_alltoallv_linear(xchg_call *c)
     }
     if (err == MPI_SUCCESS)
         err = xchg_self_copy(c);
-    int werr = MPI_Waitall(n, req, MPI_STATUSES_IGNORE);
+    int werr = xchg_waitall(c, n, req);
     if (err == MPI_SUCCESS)
         err = werr;
     xchg_temp_free(c, req, rbytes);

@@ -33,7 +33,7 @@ int xchg_alltoallv_scattered(xchg_call *c)
             if (active < K) {                                                 \
                 slotvar = active++;                                           \
             } else {                                                          \
-                err = MPI_Waitany(K, req, &slotvar, MPI_STATUS_IGNORE);       \
+                err = xchg_waitany(c, K, req, &slotvar);      \
                 if (slotvar == MPI_UNDEFINED)                                 \
                     slotvar = 0;                                              \
             }                                                                 \
@@ -62,7 +62,7 @@ int xchg_alltoallv_scattered(xchg_call *c)
         }
     }
     #undef SLOT
-    int werr = MPI_Waitall(K, req, MPI_STATUSES_IGNORE);
+    int werr = xchg_waitall(c, K, req);
     if (err == MPI_SUCCESS)
         err = werr;
     xchg_temp_free(c, req, rbytes);

@@ -171,14 +171,22 @@ static int run(xchg_algo algo, int from_env, const void *sendbuf, const int send
     if (sendbuf == MPI_IN_PLACE && (rc = resolve_in_place(&c, &inplace, &inplace_bytes)) != MPI_SUCCESS)
         return xchg_raise(comm, rc);
 
-    if (algo == XCHG_ALGO_AUTO)
+    int automatic = algo == XCHG_ALGO_AUTO;
+    if (automatic)
         rc = xchg_select_alltoallv(&c, &algo);
     if (rc == MPI_SUCCESS)
         rc = xchg_registry_find(algo)->run(&c);
+    if (automatic) {
+        /* every rank armed the same refresh: complete it whatever happened */
+        int frc = xchg_select_finish(&c);
+        if (rc == MPI_SUCCESS)
+            rc = frc;
+    }
 
     xchg_temp_free(&c, inplace, inplace_bytes);
     cs->calls++;
     cs->last.algo = algo;
+    cs->last.sparse_algo = XCHG_SPARSE_INVALID;
     cs->last.temp_bytes = c.temp_peak;
     cs->last.calls = cs->calls;
     return xchg_raise(comm, rc);

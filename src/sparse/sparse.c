@@ -312,6 +312,7 @@ static int run(xchg_sparse_algo algo, int from_env, int ndest, const int dests[]
                              s.fn_rc, s.rank);
     cs->calls++;
     cs->last.algo = XCHG_ALGO_INVALID;
+    cs->last.sparse_algo = algo;
     cs->last.temp_bytes = s.mem.temp_peak;
     cs->last.calls = cs->calls;
     return xchg_raise(comm, rc);
