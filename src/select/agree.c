@@ -140,6 +140,20 @@ int xchg_agree_progress(xchg_agree_op *op, int blocking, int *done)
     return rc;
 }
 
+int xchg_agree_advance(xchg_agree_op *op, int *done)
+{
+    int rc = MPI_SUCCESS;
+    while (op->active && op->stage != ST_DONE && op->req[0] == MPI_REQUEST_NULL &&
+           op->req[1] == MPI_REQUEST_NULL) {
+        if ((rc = enter(op, next_stage(op))) != MPI_SUCCESS) {
+            op->active = 0;
+            break;
+        }
+    }
+    *done = !op->active || op->stage == ST_DONE;
+    return rc;
+}
+
 int xchg_agree_blocking(MPI_Comm comm, int rank, int size, long long *fields)
 {
     xchg_agree_op op;

@@ -261,27 +261,64 @@ static int refresh_start(xchg_call *c, select_state *st)
     return st->start_rc;
 }
 
+/* Waits for the data requests req[0..n) together with the refresh's two
+ * requests in one MPI_Waitany over all of them, advancing the refresh each
+ * time one of its requests completes, until the refresh is done or (with
+ * any_data) one data request completes. Blocking waits, not a polling
+ * loop: MPI_Test* costs per request tested (and SMPI charges it), so
+ * polling a large request array would delay every completion. */
+static int wait_with_refresh(xchg_call *c, select_state *st, int n, MPI_Request req[],
+                             int any_data, int *index)
+{
+    int done = 0;
+    int rc = refresh_start(c, st);
+    if (rc == MPI_SUCCESS)
+        rc = xchg_agree_advance(&st->op, &done);
+    if (rc != MPI_SUCCESS || done || n == 0)
+        return MPI_SUCCESS; /* a failed refresh is reported by xchg_select_finish */
+    MPI_Request small[64];
+    MPI_Request *all = (size_t)n + 2 <= sizeof small / sizeof small[0]
+                           ? small
+                           : malloc(sizeof(MPI_Request) * ((size_t)n + 2));
+    if (!all)
+        return MPI_SUCCESS; /* the caller's plain wait does the data */
+    memcpy(all, req, sizeof(MPI_Request) * (size_t)n);
+    int pending = 0;
+    for (int i = 0; i < n; i++)
+        pending += req[i] != MPI_REQUEST_NULL;
+    while (!done && pending > 0) {
+        all[n] = st->op.req[0];
+        all[n + 1] = st->op.req[1];
+        int idx = MPI_UNDEFINED;
+        rc = MPI_Waitany(n + 2, all, &idx, MPI_STATUS_IGNORE);
+        st->op.req[0] = all[n];
+        st->op.req[1] = all[n + 1];
+        if (rc != MPI_SUCCESS || idx == MPI_UNDEFINED)
+            break;
+        if (idx < n) {
+            pending--;
+            if (any_data) {
+                *index = idx;
+                break;
+            }
+        } else if (xchg_agree_advance(&st->op, &done) != MPI_SUCCESS) {
+            done = 1;
+        }
+    }
+    memcpy(req, all, sizeof(MPI_Request) * (size_t)n);
+    if (all != small)
+        free(all);
+    return rc;
+}
+
 int xchg_waitall(xchg_call *c, int n, MPI_Request req[])
 {
     select_state *st = c->cs ? c->cs->ext[XCHG_EXT_SELECT] : NULL;
-    if (!st || !st->armed)
-        return MPI_Waitall(n, req, MPI_STATUSES_IGNORE);
-    int rc = refresh_start(c, st);
-    int done = 0, flag = 0;
-    /* A failed agreement is reported by xchg_select_finish; the data's own
-     * completion is what this wait is for. */
-    if (rc == MPI_SUCCESS)
-        rc = xchg_agree_progress(&st->op, 0, &done);
-    if (rc != MPI_SUCCESS)
-        done = 1;
-    while (!done) {
-        int trc = MPI_Testall(n, req, &flag, MPI_STATUSES_IGNORE);
-        if (trc != MPI_SUCCESS)
-            return trc;
-        if (flag)
-            return MPI_SUCCESS;
-        if (xchg_agree_progress(&st->op, 0, &done) != MPI_SUCCESS)
-            done = 1;
+    if (st && st->armed) {
+        int idx = MPI_UNDEFINED;
+        int rc = wait_with_refresh(c, st, n, req, 0, &idx);
+        if (rc != MPI_SUCCESS)
+            return rc;
     }
     return MPI_Waitall(n, req, MPI_STATUSES_IGNORE);
 }
@@ -289,22 +326,11 @@ int xchg_waitall(xchg_call *c, int n, MPI_Request req[])
 int xchg_waitany(xchg_call *c, int n, MPI_Request req[], int *index)
 {
     select_state *st = c->cs ? c->cs->ext[XCHG_EXT_SELECT] : NULL;
-    if (!st || !st->armed)
-        return MPI_Waitany(n, req, index, MPI_STATUS_IGNORE);
-    int rc = refresh_start(c, st);
-    int done = 0, flag = 0;
-    if (rc == MPI_SUCCESS)
-        rc = xchg_agree_progress(&st->op, 0, &done);
-    if (rc != MPI_SUCCESS)
-        done = 1;
-    while (!done) {
-        int trc = MPI_Testany(n, req, index, &flag, MPI_STATUS_IGNORE);
-        if (trc != MPI_SUCCESS)
-            return trc;
-        if (flag)
-            return MPI_SUCCESS;
-        if (xchg_agree_progress(&st->op, 0, &done) != MPI_SUCCESS)
-            done = 1;
+    if (st && st->armed) {
+        *index = MPI_UNDEFINED;
+        int rc = wait_with_refresh(c, st, n, req, 1, index);
+        if (rc != MPI_SUCCESS || *index != MPI_UNDEFINED)
+            return rc;
     }
     return MPI_Waitany(n, req, index, MPI_STATUS_IGNORE);
 }

@@ -45,6 +45,9 @@ int xchg_agree_start(xchg_agree_op *op, MPI_Comm comm, int rank, int size,
                      const long long *mine);
 /* Advances it; *done once op->acc holds the reduced fields. blocking: waits. */
 int xchg_agree_progress(xchg_agree_op *op, int blocking, int *done);
+/* Moves to the next stage(s) once both of op->req are MPI_REQUEST_NULL
+ * (completed by the caller's own MPI_Wait*); *done as above. */
+int xchg_agree_advance(xchg_agree_op *op, int *done);
 /* A whole agreement, blocking: fields in, reduced fields out. */
 int xchg_agree_blocking(MPI_Comm comm, int rank, int size, long long *fields);
 
