@@ -24,6 +24,8 @@ int xchg_alltoallv_linear(xchg_call *c)
     int n = 0;
     for (int i = 1; i < P && err == MPI_SUCCESS; i++) {
         int src = (me - i + P) % P;
+        if (i % XCHG_POLL_EVERY == 0)
+            xchg_select_poll(c);
         if (c->recvcounts[src] > 0 && c->rt.size > 0)
             err = MPI_Irecv(xchg_block_addr(c->recvbuf, c->rdispls[src], &c->rt),
                             c->recvcounts[src], c->rt.type, src, XCHG_TAG_LINEAR,
@@ -31,6 +33,8 @@ int xchg_alltoallv_linear(xchg_call *c)
     }
     for (int i = 1; i < P && err == MPI_SUCCESS; i++) {
         int dst = (me + i) % P;
+        if (i % XCHG_POLL_EVERY == 0)
+            xchg_select_poll(c);
         if (c->sendcounts[dst] > 0 && c->st.size > 0)
             err = MPI_Isend(xchg_block_addr(c->sendbuf, c->sdispls[dst], &c->st),
                             c->sendcounts[dst], c->st.type, dst, XCHG_TAG_LINEAR,

@@ -42,6 +42,8 @@ int xchg_alltoallv_scattered(xchg_call *c)
     err = xchg_self_copy(c);
     for (int i = 1; i < P && err == MPI_SUCCESS; i++) {
         int src = (me - i + P) % P, dst = (me + i) % P, slot = 0;
+        if (i % XCHG_POLL_EVERY == 0)
+            xchg_select_poll(c);
         if (c->recvcounts[src] > 0 && c->rt.size > 0) {
             SLOT(slot);
             if (err != MPI_SUCCESS)

@@ -149,6 +149,11 @@ int xchg_select_alltoallv_now(xchg_call *c, xchg_algo *chosen);
  * flight it polls (MPI_Testall) and progresses the refresh, so the
  * agreement overlaps the exchange; otherwise plain MPI_Waitall. */
 int xchg_waitall(xchg_call *c, int n, MPI_Request req[]);
+/* For long posting loops (every XCHG_POLL_EVERY requests posted): starts
+ * the armed refresh and advances it without waiting (two MPI_Test), so
+ * its rounds go on while the data is posted. No-op otherwise. */
+void xchg_select_poll(xchg_call *c);
+#define XCHG_POLL_EVERY 16
 /* MPI_Waitany (status ignored) likewise. */
 int xchg_waitany(xchg_call *c, int n, MPI_Request req[], int *index);
 

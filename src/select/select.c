@@ -311,6 +311,16 @@ static int wait_with_refresh(xchg_call *c, select_state *st, int n, MPI_Request 
     return rc;
 }
 
+void xchg_select_poll(xchg_call *c)
+{
+    select_state *st = c->cs ? c->cs->ext[XCHG_EXT_SELECT] : NULL;
+    if (!st || !st->armed)
+        return;
+    int done = 0;
+    if (refresh_start(c, st) == MPI_SUCCESS)
+        xchg_agree_progress(&st->op, 0, &done); /* a failure shows at the finish */
+}
+
 int xchg_waitall(xchg_call *c, int n, MPI_Request req[])
 {
     select_state *st = c->cs ? c->cs->ext[XCHG_EXT_SELECT] : NULL;
