@@ -11,7 +11,8 @@
  * algorithm (xchg_get_stats) is the same on all ranks and is the one the
  * previous call's pattern calls for, when
  *   - the pattern flips between tiny and large blocks every call;
- *   - only rank 0's counts change (its neighbours' statistics do not);
+ *   - only rank 0's counts change, in its block to itself (no other rank's
+ *     own counts or statistics show it);
  *   - the statistics are stale (first call after a change of pattern);
  *   - a padded algorithm is cached and the next pattern no longer fits
  *     XCHG_MAX_TEMP_BYTES (it must re-agree, not fail);
@@ -49,17 +50,20 @@ static int same_everywhere(int v, MPI_Comm comm)
     return lo == hi;
 }
 
-enum { TINY = 0, LARGE = 1 };
+enum { TINY = 0, LARGE = 1, SELF_LARGE = 2 };
 
-/* One exchange on comm: blocks of 1..4 bytes (TINY) or 4096.. bytes
- * (LARGE) from this rank; returns the algorithm xchg ran, *correct when
+/* One exchange on comm: blocks of 1..4 bytes (TINY), 4096.. bytes
+ * (LARGE), or tiny blocks except a large one to itself (SELF_LARGE: no
+ * other rank can see it) from this rank; returns the algorithm xchg ran, *correct when
  * the result equals MPI_Alltoallv's. */
 static xchg_algo exchange(int kind, MPI_Comm comm, int *correct)
 {
     int *sc = calloc(P, sizeof(int)), *sd = calloc(P, sizeof(int));
     int *rc = calloc(P, sizeof(int)), *rd = calloc(P, sizeof(int));
     for (int j = 0; j < P; j++)
-        sc[j] = kind == LARGE ? 4096 + (rank * 13 + j * 7) % 100 : 1 + (rank + j) % 4;
+        sc[j] = kind == LARGE || (kind == SELF_LARGE && j == rank)
+                    ? 4096 + (rank * 13 + j * 7) % 100
+                    : 1 + (rank + j) % 4;
     MPI_Alltoall(sc, 1, MPI_INT, rc, 1, MPI_INT, comm);
     int st = 0, rt = 0;
     for (int j = 0; j < P; j++) {
@@ -98,7 +102,9 @@ static void sequence(const char *name, const int *kinds, int n, int only_rank0,
     int ok_all = 1, same_all = 1, follow_all = 1;
     char label[160];
     for (int i = 0; i < n; i++) {
-        int kind = only_rank0 && rank != 0 ? TINY : kinds[i];
+        /* only_rank0: rank 0's large block goes to itself, so no other
+         * rank's own counts show the change: only the agreement does */
+        int kind = !only_rank0 ? kinds[i] : rank != 0 ? TINY : kinds[i] ? SELF_LARGE : TINY;
         int ok;
         xchg_algo a = exchange(kind, comm, &ok);
         int prev = kinds[i > 0 ? i - 1 : 0];
