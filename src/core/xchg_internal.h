@@ -150,10 +150,12 @@ int xchg_select_alltoallv_now(xchg_call *c, xchg_algo *chosen);
  * agreement overlaps the exchange; otherwise plain MPI_Waitall. */
 int xchg_waitall(xchg_call *c, int n, MPI_Request req[]);
 /* For long posting loops (every XCHG_POLL_EVERY requests posted): starts
- * the armed refresh and advances it without waiting (two MPI_Test), so
- * its rounds go on while the data is posted. No-op otherwise. */
+ * the armed refresh and advances it without waiting (usually one
+ * MPI_Test), so its rounds go on while the data is posted: each round
+ * waits for a poll on both sides, so polls must come about as often as a
+ * round's latency (4 posts: 0.8 us simulated). No-op otherwise. */
 void xchg_select_poll(xchg_call *c);
-#define XCHG_POLL_EVERY 16
+#define XCHG_POLL_EVERY 4
 /* MPI_Waitany (status ignored) likewise. */
 int xchg_waitany(xchg_call *c, int n, MPI_Request req[], int *index);
 

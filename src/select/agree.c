@@ -121,10 +121,20 @@ int xchg_agree_progress(xchg_agree_op *op, int blocking, int *done)
     int rc = MPI_SUCCESS;
     while (op->active && op->stage != ST_DONE) {
         int flag = 0;
-        if (blocking)
-            rc = MPI_Waitall(2, op->req, MPI_STATUSES_IGNORE), flag = 1;
-        else
-            rc = MPI_Testall(2, op->req, &flag, MPI_STATUSES_IGNORE);
+        if (blocking) {
+            rc = MPI_Waitall(2, op->req, MPI_STATUSES_IGNORE);
+            flag = 1;
+        } else {
+            /* one MPI_Test per poll while the receive is pending (a test
+             * costs time per request; the small send completes early) */
+            for (int i = 0; i < 2 && rc == MPI_SUCCESS; i++) {
+                flag = 1;
+                if (op->req[i] != MPI_REQUEST_NULL)
+                    rc = MPI_Test(&op->req[i], &flag, MPI_STATUS_IGNORE);
+                if (!flag)
+                    break;
+            }
+        }
         if (rc != MPI_SUCCESS) {
             op->active = 0; /* an MPI failure: nothing sensible left to wait for */
             break;

@@ -196,9 +196,14 @@ static xchg_algo choose(xchg_call *c, const long long *f, int fresh)
         }
     }
     select_state *st = state_of(c, 0);
-    if (c->rank == 0 && setting_verbose(c) > 0 && st && (int)best >= 0 && (int)best < 64 &&
-        !(st->printed & (1ull << (int)best))) {
-        st->printed |= 1ull << (int)best;
+    /* XCHG_VERBOSE=1: the first time each algorithm is chosen on this
+     * communicator; 2: also every change of choice */
+    long verbose = setting_verbose(c);
+    int first = st && (int)best >= 0 && (int)best < 64 && !(st->printed & (1ull << (int)best));
+    int change = st && (!st->have || st->choice != best);
+    if (c->rank == 0 && st && ((verbose >= 1 && first) || (verbose >= 2 && change))) {
+        if ((int)best >= 0 && (int)best < 64)
+            st->printed |= 1ull << (int)best;
         fprintf(stderr,
                 "xchg: auto chose %s on P=%d (decided in call %lu from %s statistics, by %s): "
                 "model %.2f us, next %s %.2f us; largest block %lld B, busiest rank "
