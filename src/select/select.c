@@ -10,11 +10,15 @@
  * algorithms and the cheapest wins.
  *
  * The agreement is kept off the critical path: the choice is cached on the
- * communicator. Call k runs the cached choice and, once its data is posted
- * (the first xchg_waitall of the algorithm), starts a nonblocking agreement
- * of call k's statistics that progresses while the algorithm waits for its
- * data and is completed before call k returns (xchg_select_finish); call
- * k+1 chooses from it. Every rank reduces the same values, so the choice
+ * communicator. Call k runs the cached choice and, once its data is being
+ * posted (the algorithm's first xchg_waitall, or xchg_select_poll in the
+ * posting loops of linear and scattered, whose posting is most of their
+ * time), starts a nonblocking agreement of call k's statistics that
+ * progresses while the algorithm posts and waits for its data, and is
+ * completed before call k returns (xchg_select_finish); call k+1 chooses
+ * from it. Completing it by the end of call k costs no more than at the
+ * start of call k+1 (nothing progresses it in between) and leaves nothing
+ * in flight. Every rank reduces the same values, so the choice
  * stays identical everywhere; a stale choice (the pattern changed at call
  * k) costs speed for one call, never correctness. Agreed and blocking,
  * before the exchange: the first call on a communicator (nothing cached),
