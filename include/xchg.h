@@ -161,10 +161,14 @@ typedef struct xchg_stats {
                                 XCHG_ALGO_INVALID after a sparse exchange */
     size_t temp_bytes;       /* temporary memory it allocated on this rank */
     unsigned long calls;     /* xchg calls made on this communicator so far */
+    int sparse_algo;         /* the xchg_sparse_algo of the last sparse exchange
+                                ("auto" resolved); XCHG_SPARSE_INVALID (-1) after
+                                an alltoallv or before any sparse exchange */
 } xchg_stats;
 
 /* Fills *stats for the calling rank. Not collective. A communicator xchg has
- * never used gives algo XCHG_ALGO_INVALID, temp_bytes 0, calls 0. */
+ * never used gives algo XCHG_ALGO_INVALID, temp_bytes 0, calls 0,
+ * sparse_algo XCHG_SPARSE_INVALID. */
 XCHG_API int xchg_get_stats(MPI_Comm comm, xchg_stats *stats);
 
 /*

@@ -423,6 +423,11 @@ static void errors(void)
         CHECK(rc == MPI_SUCCESS && l.n == 1 && l.m[0].source == (rank + P - 1) % P,
               "XCHG_SPARSE_ALGO=%s: rc %d, %d messages",
               xchg_sparse_algo_name(xchg_sparse_algo_at(a)), rc, l.n);
+        xchg_stats st;
+        xchg_get_stats(comm, &st);
+        CHECK(st.sparse_algo == (int)xchg_sparse_algo_at(a) && st.algo == XCHG_ALGO_INVALID,
+              "XCHG_SPARSE_ALGO=%s: xchg_get_stats says sparse_algo %d",
+              xchg_sparse_algo_name(xchg_sparse_algo_at(a)), st.sparse_algo);
         list_free(&l);
         l.type = MPI_INT;
     }
@@ -444,6 +449,28 @@ static void errors(void)
     CHECK(rc == MPI_SUCCESS && res.nsources == 1 && ((int *)res.recvbuf)[0] == 1,
           "exchange after errors: rc %d", rc);
     xchg_sparse_result_free(&res);
+    {
+        /* auto resolves to a named algorithm, the same on every rank; an
+         * alltoallv afterwards reports no sparse algorithm */
+        xchg_stats st;
+        xchg_get_stats(comm, &st);
+        int lo, hi;
+        MPI_Allreduce(&st.sparse_algo, &lo, 1, MPI_INT, MPI_MIN, comm);
+        MPI_Allreduce(&st.sparse_algo, &hi, 1, MPI_INT, MPI_MAX, comm);
+        CHECK(lo == hi && xchg_sparse_algo_name((xchg_sparse_algo)st.sparse_algo) != NULL &&
+                  st.sparse_algo != XCHG_SPARSE_AUTO,
+              "auto: xchg_get_stats sparse_algo %d (min %d max %d)", st.sparse_algo, lo, hi);
+        int one = 1;
+        int *ones = malloc(sizeof(int) * P), *zs = calloc(P, sizeof(int));
+        for (int j = 0; j < P; j++) ones[j] = 0;
+        ones[rank] = one;
+        int v = 5, w = 0;
+        xchg_alltoallv(&v, ones, zs, MPI_INT, &w, ones, zs, MPI_INT, comm);
+        xchg_get_stats(comm, &st);
+        CHECK(st.sparse_algo == XCHG_SPARSE_INVALID && st.algo != XCHG_ALGO_INVALID && w == 5,
+              "after an alltoallv: sparse_algo %d, algo %d", st.sparse_algo, (int)st.algo);
+        free(ones); free(zs);
+    }
     CHECK(xchg_sparse_algo_from_name("nbx") == XCHG_SPARSE_NBX &&
           xchg_sparse_algo_from_name("auto") == XCHG_SPARSE_AUTO &&
           xchg_sparse_algo_from_name("bruck") == XCHG_SPARSE_INVALID &&

@@ -291,7 +291,7 @@ int xchg_bruck_twophase_run(xchg_call *c, int r, const char *who)
             mpierr = MPI_Isend(smeta + mpos[v], (int)cnt[v] + 1, MPI_INT64_T, dst,
                                XCHG_TAG_BRUCK, c->comm, &req[n++]);
         }
-        int werr = MPI_Waitall(n, req, MPI_STATUSES_IGNORE);
+        int werr = xchg_waitall(c, n, req);
         if (mpierr == MPI_SUCCESS)
             mpierr = werr;
         if (mpierr != MPI_SUCCESS) {
@@ -351,7 +351,7 @@ int xchg_bruck_twophase_run(xchg_call *c, int r, const char *who)
         for (int v = 1; v <= nv && drop && mpierr == MPI_SUCCESS; v++)
             if (rb[v])
                 xchg_bruck_drain(rb[v], (int)(((long long)me - v * w % P + P) % P), c->comm);
-        werr = MPI_Waitall(n, req, MPI_STATUSES_IGNORE);
+        werr = xchg_waitall(c, n, req);
         if (mpierr == MPI_SUCCESS)
             mpierr = werr;
         /* Received slots, in the sender's slot order. */

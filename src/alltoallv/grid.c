@@ -143,9 +143,9 @@ static int grid_build(xchg_call *c, grid_state **out)
 
 /* Ends a phase: completes its nr requests even after a posting error (so
  * none is left pending), resets the count, and keeps the first error. */
-static int phase_wait(MPI_Request *req, int *nr, int err)
+static int phase_wait(xchg_call *c, MPI_Request *req, int *nr, int err)
 {
-    int werr = MPI_Waitall(*nr, req, MPI_STATUSES_IGNORE);
+    int werr = xchg_waitall(c, *nr, req);
     *nr = 0;
     return err == MPI_SUCCESS ? werr : err;
 }
@@ -195,7 +195,7 @@ int xchg_alltoallv_grid(xchg_call *c)
     for (int col = 0, q = 0; col < C && err == MPI_SUCCESS; q += col_len(&g, col), col++)
         err = MPI_Isend(s1 + q, col_len(&g, col), MPI_INT64_T, tgt[col], TAG_SIZE1, c->comm,
                         &req[nr++]);
-    err = phase_wait(req, &nr, err);
+    err = phase_wait(c, req, &nr, err);
     if (err != MPI_SUCCESS)
         goto out;
 
@@ -298,7 +298,7 @@ int xchg_alltoallv_grid(xchg_call *c)
     for (int j = 0; j < K && err == MPI_SUCCESS; j++)
         err = MPI_Isend(s2 + (size_t)j * nsrc, nsrc, MPI_INT64_T, j * C + myc, TAG_SIZE2,
                         c->comm, &req[nr++]);
-    err = phase_wait(req, &nr, err);
+    err = phase_wait(c, req, &nr, err);
     if (err != MPI_SUCCESS)
         goto out;
 
@@ -341,7 +341,7 @@ int xchg_alltoallv_grid(xchg_call *c)
             MPI_Type_free(&ty); /* freed when the send completes */
         }
     }
-    err = phase_wait(req, &nr, err);
+    err = phase_wait(c, req, &nr, err);
     if (err != MPI_SUCCESS)
         goto out;
     /* unpack: column member by column member, its sources in order */

@@ -345,7 +345,7 @@ int xchg_alltoallv_hierarchical(xchg_call *c)
                             &req[nr++]);
             sp += 2 + (size_t)L * LM;
         }
-        int werr = MPI_Waitall(nr, req, MPI_STATUSES_IGNORE);
+        int werr = xchg_waitall(c, nr, req);
         if (err == MPI_SUCCESS)
             err = werr;
         if (err != MPI_SUCCESS)
@@ -458,7 +458,7 @@ int xchg_alltoallv_hierarchical(xchg_call *c)
                 MPI_Type_free(&ty);
             }
         }
-        int werr = MPI_Waitall(nr, req, MPI_STATUSES_IGNORE);
+        int werr = xchg_waitall(c, nr, req);
         if (err == MPI_SUCCESS)
             err = werr;
         if (err != MPI_SUCCESS)

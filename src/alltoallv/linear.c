@@ -24,6 +24,8 @@ int xchg_alltoallv_linear(xchg_call *c)
     int n = 0;
     for (int i = 1; i < P && err == MPI_SUCCESS; i++) {
         int src = (me - i + P) % P;
+        if (i % XCHG_POLL_EVERY == 0)
+            xchg_select_poll(c);
         if (c->recvcounts[src] > 0 && c->rt.size > 0)
             err = MPI_Irecv(xchg_block_addr(c->recvbuf, c->rdispls[src], &c->rt),
                             c->recvcounts[src], c->rt.type, src, XCHG_TAG_LINEAR,
@@ -31,6 +33,8 @@ int xchg_alltoallv_linear(xchg_call *c)
     }
     for (int i = 1; i < P && err == MPI_SUCCESS; i++) {
         int dst = (me + i) % P;
+        if (i % XCHG_POLL_EVERY == 0)
+            xchg_select_poll(c);
         if (c->sendcounts[dst] > 0 && c->st.size > 0)
             err = MPI_Isend(xchg_block_addr(c->sendbuf, c->sdispls[dst], &c->st),
                             c->sendcounts[dst], c->st.type, dst, XCHG_TAG_LINEAR,
@@ -38,7 +42,7 @@ int xchg_alltoallv_linear(xchg_call *c)
     }
     if (err == MPI_SUCCESS)
         err = xchg_self_copy(c);
-    int werr = MPI_Waitall(n, req, MPI_STATUSES_IGNORE);
+    int werr = xchg_waitall(c, n, req);
     if (err == MPI_SUCCESS)
         err = werr;
     xchg_temp_free(c, req, rbytes);

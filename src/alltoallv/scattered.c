@@ -33,7 +33,7 @@ int xchg_alltoallv_scattered(xchg_call *c)
             if (active < K) {                                                 \
                 slotvar = active++;                                           \
             } else {                                                          \
-                err = MPI_Waitany(K, req, &slotvar, MPI_STATUS_IGNORE);       \
+                err = xchg_waitany(c, K, req, &slotvar);      \
                 if (slotvar == MPI_UNDEFINED)                                 \
                     slotvar = 0;                                              \
             }                                                                 \
@@ -42,6 +42,8 @@ int xchg_alltoallv_scattered(xchg_call *c)
     err = xchg_self_copy(c);
     for (int i = 1; i < P && err == MPI_SUCCESS; i++) {
         int src = (me - i + P) % P, dst = (me + i) % P, slot = 0;
+        if (i % XCHG_POLL_EVERY == 0)
+            xchg_select_poll(c);
         if (c->recvcounts[src] > 0 && c->rt.size > 0) {
             SLOT(slot);
             if (err != MPI_SUCCESS)
@@ -62,7 +64,7 @@ int xchg_alltoallv_scattered(xchg_call *c)
         }
     }
     #undef SLOT
-    int werr = MPI_Waitall(K, req, MPI_STATUSES_IGNORE);
+    int werr = xchg_waitall(c, K, req);
     if (err == MPI_SUCCESS)
         err = werr;
     xchg_temp_free(c, req, rbytes);

@@ -153,11 +153,18 @@ static int run_failed(xchg_call *c, xchg_algo algo, int algo_known)
             rc = xchg_check_mode(c, c->arg_err);
         } else if (algo_known) {
             /* auto's statistics allreduce carries the flag (when it runs) */
-            int src = algo == XCHG_ALGO_AUTO ? xchg_select_alltoallv(c, &algo) : MPI_SUCCESS;
+            int automatic = algo == XCHG_ALGO_AUTO;
+            int src = automatic ? xchg_select_alltoallv(c, &algo) : MPI_SUCCESS;
             if (src != MPI_SUCCESS) {
                 rc = src;
             } else if (xchg_registry_find(algo)->agrees_errors) {
                 rc = xchg_registry_find(algo)->run(c);
+                if (automatic) /* every rank ran it and armed the same refresh */
+                    xchg_select_finish(c);
+            } else if (automatic) {
+                /* a cached choice that agrees nothing: the error stays local,
+                 * and this rank's refresh never starts */
+                xchg_select_abandon(c);
             }
         }
     }
@@ -225,14 +232,22 @@ static int run(xchg_algo algo, int from_env, const void *sendbuf, const int send
     else if (rc != MPI_SUCCESS)
         return xchg_raise(comm, rc);
 
-    if (rc == MPI_SUCCESS && algo == XCHG_ALGO_AUTO)
+    int automatic = algo == XCHG_ALGO_AUTO;
+    if (rc == MPI_SUCCESS && automatic)
         rc = xchg_select_alltoallv(&c, &algo);
     if (rc == MPI_SUCCESS)
         rc = xchg_registry_find(algo)->run(&c);
+    if (automatic) {
+        /* every rank armed the same refresh: complete it whatever happened */
+        int frc = xchg_select_finish(&c);
+        if (rc == MPI_SUCCESS)
+            rc = frc;
+    }
 
     xchg_temp_free(&c, inplace, inplace_bytes);
     cs->calls++;
     cs->last.algo = algo;
+    cs->last.sparse_algo = XCHG_SPARSE_INVALID;
     cs->last.temp_bytes = c.temp_peak;
     cs->last.calls = cs->calls;
     return xchg_raise(comm, rc);

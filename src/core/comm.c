@@ -23,7 +23,41 @@ static void state_free(xchg_comm_state *st)
             st->ext_free[i](st->ext[i]);
     if (st->pcomm != MPI_COMM_NULL)
         MPI_Comm_free(&st->pcomm);
+    free(st->on_node);
     free(st);
+}
+
+/* Which ranks of pcomm share this rank's node (the automatic choice counts
+ * off-node traffic with it). No communication: group translation. */
+static int node_map(xchg_comm_state *st, MPI_Comm node)
+{
+    st->on_node = calloc((size_t)st->size, 1);
+    int *in = malloc(sizeof(int) * (size_t)st->node_size);
+    int *out = malloc(sizeof(int) * (size_t)st->node_size);
+    MPI_Group gn = MPI_GROUP_NULL, gp = MPI_GROUP_NULL;
+    int rc = !st->on_node || !in || !out
+                 ? xchg_error_code(MPI_ERR_NO_MEM, "out of memory for the node map")
+                 : MPI_SUCCESS;
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Comm_group(node, &gn);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Comm_group(st->pcomm, &gp);
+    if (rc == MPI_SUCCESS) {
+        for (int i = 0; i < st->node_size; i++)
+            in[i] = i;
+        rc = MPI_Group_translate_ranks(gn, st->node_size, in, gp, out);
+    }
+    if (rc == MPI_SUCCESS)
+        for (int i = 0; i < st->node_size; i++)
+            if (out[i] >= 0 && out[i] < st->size)
+                st->on_node[out[i]] = 1;
+    if (gn != MPI_GROUP_NULL)
+        MPI_Group_free(&gn);
+    if (gp != MPI_GROUP_NULL)
+        MPI_Group_free(&gp);
+    free(in);
+    free(out);
+    return rc;
 }
 
 static int state_delete(MPI_Comm comm, int keyval, void *value, void *extra)
@@ -65,6 +99,7 @@ int xchg_comm_state_get(MPI_Comm comm, xchg_comm_state **state)
         return xchg_error_code(MPI_ERR_NO_MEM, "out of memory for communicator state");
     st->pcomm = MPI_COMM_NULL;
     st->last.algo = XCHG_ALGO_INVALID;
+    st->last.sparse_algo = XCHG_SPARSE_INVALID;
     rc = MPI_Comm_dup(comm, &st->pcomm);
     if (rc == MPI_SUCCESS)
         rc = MPI_Comm_set_errhandler(st->pcomm, MPI_ERRORS_RETURN);
@@ -75,6 +110,7 @@ int xchg_comm_state_get(MPI_Comm comm, xchg_comm_state **state)
         rc = MPI_Comm_split_type(st->pcomm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
         if (rc == MPI_SUCCESS) {
             MPI_Comm_size(node, &st->node_size);
+            rc = node_map(st, node);
             MPI_Comm_free(&node);
         }
     }
@@ -106,6 +142,7 @@ int xchg_get_stats(MPI_Comm comm, xchg_stats *stats)
     } else {
         memset(stats, 0, sizeof *stats);
         stats->algo = XCHG_ALGO_INVALID;
+        stats->sparse_algo = XCHG_SPARSE_INVALID;
     }
     return MPI_SUCCESS;
 }

@@ -67,6 +67,7 @@ static const struct setting_def {
     [XCHG_SET_CHECK] = {"XCHG_CHECK", KIND_INT, 0, 1, 0, "0 or 1", 0, "0"},
     /* MPICH's own variable, read as MPICH reads it, by the mpich_model
      * baseline only (so that the model throttles as the library would) */
+    [XCHG_SET_VERBOSE] = {"XCHG_VERBOSE", KIND_INT, 0, 2, 0, "0, 1 or 2", 0, "0"},
     [XCHG_SET_MPICH_THROTTLE] = {"MPIR_CVAR_ALLTOALL_THROTTLE", KIND_INT, 1, 1 << 20, 32,
                                  "0 (no throttle) or an integer in [1, 1048576]", 1, "32"},
 };
@@ -232,6 +233,9 @@ static void apply(xchg_settings *s, int i, int64_t v, const char *text)
         break;
     case XCHG_SET_CHECK:
         s->check = v == VALUE_UNSET ? 0 : (int)v;
+        break;
+    case XCHG_SET_VERBOSE:
+        s->verbose = v == VALUE_UNSET ? 0 : (int)v;
         break;
     case XCHG_SET_MPICH_THROTTLE:
         s->mpich_throttle = (int)(v == VALUE_UNSET ? defs[i].dflt : v);

@@ -24,6 +24,7 @@ enum {
     XCHG_TAG_GRID = 130,
     XCHG_TAG_RMA = 140,      /* rma_lock: "target ready" */
     XCHG_TAG_RMA_DONE = 141, /* rma_lock: "data delivered" */
+    XCHG_TAG_AGREE = 150,    /* the automatic choice's agreement (select/agree.c) */
     XCHG_TAG_SPARSE = 200 /* 200..299 reserved for sparse exchange */
 };
 
@@ -33,6 +34,7 @@ enum {
     XCHG_EXT_HIERARCHICAL = 0,
     XCHG_EXT_GRID = 1,
     XCHG_EXT_SPARSE = 2,
+    XCHG_EXT_SELECT = 3,     /* the cached automatic choice (select.c) */
     XCHG_EXT_COUNT = 8
 };
 
@@ -51,6 +53,7 @@ typedef enum xchg_setting_id {
     XCHG_SET_NBX_BARRIER,
     XCHG_SET_CHECK,
     XCHG_SET_MPICH_THROTTLE,
+    XCHG_SET_VERBOSE,
     XCHG_SETTING_COUNT
 } xchg_setting_id;
 
@@ -65,6 +68,7 @@ typedef struct xchg_settings {
     long ranks_per_node;          /* hierarchical; 0: shared-memory nodes */
     int nbx_dissemination;        /* XCHG_NBX_BARRIER=dissemination */
     int check;                    /* XCHG_CHECK=1: the check mode */
+    int verbose;                  /* XCHG_VERBOSE: 1 auto's choices, 2 every change */
     int mpich_throttle;           /* MPIR_CVAR_ALLTOALL_THROTTLE (mpich_model); 0: P */
 } xchg_settings;
 
@@ -79,6 +83,7 @@ typedef struct xchg_comm_state {
     int rank, size;
     xchg_settings settings; /* agreed once, when the state was made */
     int node_size;         /* ranks sharing this rank's node (shared memory) */
+    unsigned char *on_node; /* on_node[j]: rank j of pcomm shares this rank's node */
     unsigned long calls;   /* collective xchg calls so far, same on all ranks */
     xchg_stats last;       /* what the last call did */
     void *ext[XCHG_EXT_COUNT];
@@ -213,8 +218,34 @@ const xchg_algo_info *xchg_registry_at(int i);
 /* The radix bruck_radix uses on P ranks (XCHG_BRUCK_RADIX or ceil(sqrt P)). */
 int xchg_bruck_radix_for(const xchg_settings *s, int P);
 
-/* The automatic choice (src/select/select.c): the same on every rank. */
+/* The automatic choice (src/select/select.c): the same on every rank.
+ * xchg_select_alltoallv is for one-shot calls: it returns the choice
+ * cached on the communicator and arms a nonblocking refresh from this
+ * call's statistics, which xchg_waitall progresses and
+ * xchg_select_finish completes (call it once the algorithm has run,
+ * whatever it returned). xchg_select_alltoallv_now chooses from this
+ * call's own statistics, blocking (persistent init). */
 int xchg_select_alltoallv(xchg_call *c, xchg_algo *chosen);
+int xchg_select_finish(xchg_call *c);
+/* A rank that leaves a call without running the algorithm (a local
+ * argument error) drops the refresh it armed, before anything was sent. */
+void xchg_select_abandon(xchg_call *c);
+int xchg_select_alltoallv_now(xchg_call *c, xchg_algo *chosen);
+
+/* MPI_Waitall for algorithms: while an automatic choice's refresh is in
+ * flight it polls (MPI_Testall) and progresses the refresh, so the
+ * agreement overlaps the exchange; otherwise plain MPI_Waitall. */
+int xchg_waitall(xchg_call *c, int n, MPI_Request req[]);
+/* For long posting loops (every XCHG_POLL_EVERY requests posted): starts
+ * the armed refresh and advances it without waiting (usually one
+ * MPI_Test), so its rounds go on while the data is posted: each round
+ * waits for a poll on both sides, so polls must come about as often as a
+ * round's latency; every 8 posts (1.6 us simulated) measured best at
+ * P=64 against 4 and 16 (sim, random 256 B to 1 KiB). No-op otherwise. */
+void xchg_select_poll(xchg_call *c);
+#define XCHG_POLL_EVERY 8
+/* MPI_Waitany (status ignored) likewise. */
+int xchg_waitany(xchg_call *c, int n, MPI_Request req[], int *index);
 
 /* Temporary memory: counted against the call's limit (XCHG_MAX_TEMP_BYTES)
  * and its peak reported in xchg_stats. On failure returns NULL and sets *err

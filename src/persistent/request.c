@@ -149,7 +149,7 @@ static int init(xchg_algo algo, int from_env, const void *sendbuf, const int sen
         return xchg_raise(comm, rc);
     }
     if (algo == XCHG_ALGO_AUTO)
-        rc = xchg_select_alltoallv(c, &algo);
+        rc = xchg_select_alltoallv_now(c, &algo); /* once, at init, from its own counts */
     if (rc == MPI_SUCCESS) {
         r->algo = xchg_registry_find(algo);
         if (r->algo->persist)
@@ -194,6 +194,7 @@ static int complete(struct xchg_request_s *r, int rc)
     r->active = 0;
     xchg_comm_state *cs = r->c.cs;
     cs->last.algo = r->algo->id;
+    cs->last.sparse_algo = XCHG_SPARSE_INVALID;
     cs->last.temp_bytes = r->c.temp_peak;
     cs->last.calls = cs->calls;
     return xchg_raise(r->comm, rc);

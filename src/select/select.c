@@ -3,24 +3,47 @@
  *
  * Rule 2 of the design: every rank chooses the same algorithm. The choice
  * uses only what all ranks know: P, the environment, and statistics of the
- * pattern shared by one small MPI_Allreduce (largest block, busiest rank's
- * volume and partner count, and the tuning table's checksum). A measured
- * tuning table (table.c) decides where it has a rule; elsewhere the cost
- * model (model.c) ranks the registered algorithms and the cheapest wins.
+ * pattern reduced over all ranks by one small agreement (agree.c: largest
+ * block, busiest rank's volumes and partner counts, off-node traffic, the
+ * tuning table's checksum). A measured tuning table (table.c) decides where
+ * it has a rule; elsewhere the cost model (model.c) ranks the registered
+ * algorithms and the cheapest wins.
  *
- * The allreduce costs about log2(P) latencies, as much as a whole tiny
- * exchange at small P. Below XCHG_AUTO_MIN_P ranks (default 64) "linear" is
- * taken without it: simulated at P=64 (sim/README.md), linear is within
- * 1.7x of the best algorithm on every pattern and size, while paying the
- * allreduce doubles a tiny sparse exchange. From 64 ranks on, the Bruck
- * family's savings on small blocks outgrow the allreduce.
+ * The agreement is kept off the critical path: the choice is cached on the
+ * communicator. Call k runs the cached choice and, once its data is being
+ * posted (the algorithm's first xchg_waitall, or xchg_select_poll in the
+ * posting loops of linear and scattered, whose posting is most of their
+ * time), starts a nonblocking agreement of call k's statistics that
+ * progresses while the algorithm posts and waits for its data, and is
+ * completed before call k returns (xchg_select_finish); call k+1 chooses
+ * from it. Completing it by the end of call k costs no more than at the
+ * start of call k+1 (nothing progresses it in between) and leaves nothing
+ * in flight. Every rank reduces the same values, so the choice
+ * stays identical everywhere; a stale choice (the pattern changed at call
+ * k) costs speed for one call, never correctness. Agreed and blocking,
+ * before the exchange: the first call on a communicator (nothing cached),
+ * and a call whose cached choice is a padded algorithm (stale statistics
+ * could pick one whose padding no longer fits XCHG_MAX_TEMP_BYTES, and the
+ * padded algorithms agree anyway). Nothing is left in flight between
+ * calls, so freeing the communicator or MPI_Finalize has nothing to
+ * complete.
+ *
+ * Below XCHG_AUTO_MIN_P ranks (default 64) "linear" is taken without any
+ * agreement: simulated at P=64 (sim/README.md), linear is within 1.7x of
+ * the best algorithm on every pattern and size.
+ *
+ * Settings are read through the small accessors below (one place to point
+ * them at per-communicator settings).
  */
 #include "select_internal.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-/* Algorithms the model may choose. Not offered: the baselines (vendor,
- * mpich_model, ompi_model: what we aim to beat), hierarchical (gathers a node's volume at one rank: chosen
+/* Algorithms the model may choose. Not offered: vendor (the baseline we
+ * aim to beat), hierarchical (gathers a node's volume at one rank: chosen
  * by tuning only), rma_* (window creation per call; for persistent use). */
 static const xchg_algo candidates[] = {
     XCHG_ALGO_LINEAR,         XCHG_ALGO_SCATTERED,      XCHG_ALGO_PAIRWISE,
@@ -28,85 +51,321 @@ static const xchg_algo candidates[] = {
     XCHG_ALGO_BRUCK_PADDED,   XCHG_ALGO_GRID,
 };
 
-static int pattern_stats_get(xchg_call *c, xchg_pattern_stats *s, unsigned long long *table_ok)
+
+/* Settings: agreed per communicator (src/core/settings.c). */
+static long setting_auto_min_p(const xchg_call *c) { return c->cs->settings.auto_min_p; }
+static long setting_throttle(const xchg_call *c) { return c->cs->settings.throttle; }
+static long setting_verbose(const xchg_call *c) { return c->cs->settings.verbose; }
+
+/* The cached choice of a communicator (its XCHG_EXT_SELECT slot). */
+typedef struct select_state {
+    int have;                  /* choice below is agreed */
+    xchg_algo choice;
+    int armed;                 /* this call refreshes the choice */
+    int started;               /* ... and the agreement is in flight */
+    int start_rc;              /* what starting it returned */
+    long long mine[XCHG_AF_COUNT];
+    xchg_agree_op op;
+    unsigned long long printed; /* XCHG_VERBOSE: algorithms already reported */
+} select_state;
+
+static select_state *state_of(xchg_call *c, int create)
 {
-    long long v[6] = {0, 0, 0, 0, 0, 0};
-    long long sbytes = 0, rbytes = 0, snnz = 0, rnnz = 0;
+    select_state *st = c->cs->ext[XCHG_EXT_SELECT];
+    if (!st && create) {
+        st = calloc(1, sizeof *st);
+        if (st) {
+            c->cs->ext[XCHG_EXT_SELECT] = st;
+            c->cs->ext_free[XCHG_EXT_SELECT] = free;
+        }
+    }
+    return st;
+}
+
+/* This rank's contribution to the agreement. */
+static void local_fields(const xchg_call *c, long long *f)
+{
+    long long sbytes = 0, rbytes = 0, snnz = 0, rnnz = 0, soff = 0, roff = 0, blk = 0;
+    const unsigned char *on = c->cs->on_node;
     for (int j = 0; j < c->size; j++) {
         long long sb = (long long)c->sendcounts[j] * c->st.size;
         long long rb = (long long)c->recvcounts[j] * c->rt.size;
         sbytes += sb;
         rbytes += rb;
-        snnz += sb > 0 && j != c->rank;
-        rnnz += rb > 0 && j != c->rank;
-        if (sb > v[0])
-            v[0] = sb;
+        if (sb > blk)
+            blk = sb;
+        if (j == c->rank)
+            continue;
+        snnz += sb > 0;
+        rnnz += rb > 0;
+        if (!(on ? on[j] : 0)) {
+            soff += sb;
+            roff += rb;
+        }
     }
     unsigned long long ck = xchg_table_checksum();
-    v[1] = sbytes > rbytes ? sbytes : rbytes;
-    v[2] = snnz > rnnz ? snnz : rnnz;
-    /* the same checksum everywhere <=> max(ck) == -max(-ck) */
-    v[3] = (long long)(ck >> 1);
-    v[4] = -(long long)(ck >> 1);
-    /* one rank's argument error (c->arg_err, with zero counts) fails all */
-    v[5] = (long long)xchg_agree_flag(c->rank, c->size, c->arg_err);
-    int rc = MPI_Allreduce(MPI_IN_PLACE, v, 6, MPI_LONG_LONG, MPI_MAX, c->comm);
+    memset(f, 0, sizeof(long long) * XCHG_AF_COUNT);
+    f[XCHG_AF_MAX_BLOCK] = blk;
+    f[XCHG_AF_MAX_SEND] = sbytes;
+    f[XCHG_AF_MAX_RECV] = rbytes;
+    f[XCHG_AF_MAX_SEND_NNZ] = snnz;
+    f[XCHG_AF_MAX_RECV_NNZ] = rnnz;
+    f[XCHG_AF_MAX_OFF_SEND] = soff;
+    f[XCHG_AF_MAX_OFF_RECV] = roff;
+    f[XCHG_AF_TABLE_HI] = (long long)(ck >> 1);
+    f[XCHG_AF_TABLE_NEG] = -(long long)(ck >> 1);
+    /* one rank's argument error (c->arg_err, its counts zeroed) fails all
+     * ranks alike where the agreement is blocking (xchg_select_alltoallv_now) */
+    f[XCHG_AF_ERROR_CLASS] = (long long)xchg_agree_flag(c->rank, c->size, c->arg_err);
+    f[XCHG_AF_SUM_OFF] = soff;
+    f[XCHG_AF_SUM_BYTES] = sbytes - (long long)c->sendcounts[c->rank] * c->st.size;
+}
+
+void xchg_pattern_stats_from(xchg_pattern_stats *s, const long long *f, int P, int node_size)
+{
+    memset(s, 0, sizeof *s);
+    s->P = P;
+    s->node_size = node_size;
+    s->max_block_bytes = f[XCHG_AF_MAX_BLOCK];
+    s->max_send_bytes = f[XCHG_AF_MAX_SEND];
+    s->max_recv_bytes = f[XCHG_AF_MAX_RECV];
+    s->max_rank_bytes = s->max_send_bytes > s->max_recv_bytes ? s->max_send_bytes
+                                                               : s->max_recv_bytes;
+    s->max_send_nnz = f[XCHG_AF_MAX_SEND_NNZ];
+    s->max_recv_nnz = f[XCHG_AF_MAX_RECV_NNZ];
+    s->max_nnz = s->max_send_nnz > s->max_recv_nnz ? s->max_send_nnz : s->max_recv_nnz;
+    s->max_off_send = f[XCHG_AF_MAX_OFF_SEND];
+    s->max_off_recv = f[XCHG_AF_MAX_OFF_RECV];
+    s->sum_off_bytes = f[XCHG_AF_SUM_OFF];
+    s->sum_bytes = f[XCHG_AF_SUM_BYTES];
+}
+
+static int is_padded(xchg_algo a)
+{
+    return a == XCHG_ALGO_PADDED_ALLTOALL || a == XCHG_ALGO_BRUCK_PADDED;
+}
+
+/* The choice from agreed fields: the table's rule, else the model's
+ * cheapest (and, for XCHG_VERBOSE, the runner-up). */
+static xchg_algo choose(xchg_call *c, const long long *f, int fresh)
+{
+    xchg_pattern_stats s;
+    xchg_pattern_stats_from(&s, f, c->size, c->cs->node_size);
+    int table_ok = xchg_table_checksum() != 0 &&
+                   f[XCHG_AF_TABLE_HI] == -f[XCHG_AF_TABLE_NEG];
+    xchg_model_params m;
+    xchg_model_defaults(&m);
+    m.throttle = (double)setting_throttle(c);
+    m.radix = (double)xchg_bruck_radix_for(&c->cs->settings, c->size);
+    xchg_algo best = XCHG_ALGO_LINEAR, second = XCHG_ALGO_INVALID;
+    double best_t = INFINITY, second_t = INFINITY;
+    const char *why = "model";
+    /* Padded algorithms hold about 2 x P x largest block: never choose one
+     * that would be refused for memory (the limit is the same everywhere),
+     * not even by a table rule. */
+    double padded = 2.0 * (double)s.P * (double)s.max_block_bytes;
+    xchg_algo t = table_ok ? xchg_table_lookup(&s, &m) : XCHG_ALGO_INVALID;
+    if (t != XCHG_ALGO_INVALID && !(is_padded(t) && padded > (double)c->temp_limit)) {
+        best = t;
+        why = "tuning table";
+    } else {
+        for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++) {
+            xchg_algo a = candidates[i];
+            if (!xchg_registry_find(a))
+                continue;
+            if (is_padded(a) && padded > (double)c->temp_limit)
+                continue;
+            double tm = xchg_model_time(a, &m, &s);
+            if (tm < best_t) {
+                second = best_t < INFINITY ? best : second;
+                second_t = best_t;
+                best_t = tm;
+                best = a;
+            } else if (tm < second_t) {
+                second_t = tm;
+                second = a;
+            }
+        }
+    }
+    select_state *st = state_of(c, 0);
+    /* XCHG_VERBOSE=1: the first time each algorithm is chosen on this
+     * communicator; 2: also every change of choice */
+    long verbose = setting_verbose(c);
+    int first = st && (int)best >= 0 && (int)best < 64 && !(st->printed & (1ull << (int)best));
+    int change = st && (!st->have || st->choice != best);
+    if (c->rank == 0 && st && ((verbose >= 1 && first) || (verbose >= 2 && change))) {
+        if ((int)best >= 0 && (int)best < 64)
+            st->printed |= 1ull << (int)best;
+        fprintf(stderr,
+                "xchg: auto chose %s on P=%d (decided in call %lu from %s statistics, by %s): "
+                "model %.2f us, next %s %.2f us; largest block %lld B, busiest rank "
+                "sends %lld B to %lld ranks, receives %lld B from %lld; off-node: "
+                "busiest rank %lld/%lld B out/in, all ranks %lld of %lld B; %d ranks "
+                "per node\n",
+                xchg_algo_name(best), s.P, c->cs->calls + 1, fresh ? "its own (blocking)" : "its (nonblocking refresh)",
+                why, best_t * 1e6, second == XCHG_ALGO_INVALID ? "-" : xchg_algo_name(second),
+                second_t * 1e6, s.max_block_bytes, s.max_send_bytes, s.max_send_nnz,
+                s.max_recv_bytes, s.max_recv_nnz, s.max_off_send, s.max_off_recv,
+                s.sum_off_bytes, s.sum_bytes, s.node_size);
+    }
+    return best;
+}
+
+int xchg_select_alltoallv_now(xchg_call *c, xchg_algo *chosen)
+{
+    long long f[XCHG_AF_COUNT];
+    local_fields(c, f);
+    int rc = xchg_agree_blocking(c->comm, c->rank, c->size, f);
     if (rc == MPI_SUCCESS)
-        rc = xchg_agree_result(c->rank, c->size, c->arg_err, (int64_t)v[5], "auto");
+        rc = xchg_agree_result(c->rank, c->size, c->arg_err, (int64_t)f[XCHG_AF_ERROR_CLASS],
+                               "auto");
     if (rc != MPI_SUCCESS)
         return rc;
-    s->P = c->size;
-    s->node_size = c->cs->node_size;
-    s->max_block_bytes = v[0];
-    s->max_rank_bytes = v[1];
-    s->max_nnz = v[2];
-    *table_ok = ck != 0 && v[3] == -v[4];
+    *chosen = choose(c, f, 1);
     return MPI_SUCCESS;
 }
 
 int xchg_select_alltoallv(xchg_call *c, xchg_algo *chosen)
 {
-    long min_p = c->cs->settings.auto_min_p;
-    if (c->size < min_p) {
+    if (c->size < setting_auto_min_p(c)) {
         *chosen = XCHG_ALGO_LINEAR;
         return MPI_SUCCESS;
     }
-    xchg_pattern_stats s;
-    unsigned long long table_ok = 0;
-    int rc = pattern_stats_get(c, &s, &table_ok);
-    if (rc != MPI_SUCCESS)
-        return rc;
+    select_state *st = state_of(c, 1);
+    if (!st)
+        return xchg_error_code(MPI_ERR_NO_MEM, "out of memory for the automatic choice");
+    st->armed = st->started = 0;
+    st->start_rc = MPI_SUCCESS;
+    if (!st->have || is_padded(st->choice)) {
+        /* first call, or a padded choice: agreed on this call's statistics */
+        int rc = xchg_select_alltoallv_now(c, &st->choice);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        st->have = 1;
+        *chosen = st->choice;
+        return MPI_SUCCESS;
+    }
+    *chosen = st->choice;
+    local_fields(c, st->mine);
+    st->armed = 1; /* started at the algorithm's first wait, or at the end */
+    return MPI_SUCCESS;
+}
 
-    xchg_model_params m;
-    xchg_model_defaults(&m);
-    m.throttle = (double)c->cs->settings.throttle;
-    m.radix = (double)xchg_bruck_radix_for(&c->cs->settings, c->size);
-    if (table_ok) {
-        xchg_algo t = xchg_table_lookup(&s, &m);
-        if (t != XCHG_ALGO_INVALID) {
-            *chosen = t;
-            return MPI_SUCCESS;
+/* Starts the armed refresh if it is not yet in flight. */
+static int refresh_start(xchg_call *c, select_state *st)
+{
+    if (!st->started) {
+        st->started = 1;
+        st->start_rc = xchg_agree_start(&st->op, c->comm, c->rank, c->size, st->mine);
+    }
+    return st->start_rc;
+}
+
+/* Waits for the data requests req[0..n) together with the refresh's two
+ * requests in one MPI_Waitany over all of them, advancing the refresh each
+ * time one of its requests completes, until the refresh is done or (with
+ * any_data) one data request completes. Blocking waits, not a polling
+ * loop: MPI_Test* costs per request tested (and SMPI charges it), so
+ * polling a large request array would delay every completion. */
+static int wait_with_refresh(xchg_call *c, select_state *st, int n, MPI_Request req[],
+                             int any_data, int *index)
+{
+    int done = 0;
+    int rc = refresh_start(c, st);
+    if (rc == MPI_SUCCESS)
+        rc = xchg_agree_advance(&st->op, &done);
+    if (rc != MPI_SUCCESS || done || n == 0)
+        return MPI_SUCCESS; /* a failed refresh is reported by xchg_select_finish */
+    MPI_Request small[64];
+    MPI_Request *all = (size_t)n + 2 <= sizeof small / sizeof small[0]
+                           ? small
+                           : malloc(sizeof(MPI_Request) * ((size_t)n + 2));
+    if (!all)
+        return MPI_SUCCESS; /* the caller's plain wait does the data */
+    memcpy(all, req, sizeof(MPI_Request) * (size_t)n);
+    int pending = 0;
+    for (int i = 0; i < n; i++)
+        pending += req[i] != MPI_REQUEST_NULL;
+    while (!done && pending > 0) {
+        all[n] = st->op.req[0];
+        all[n + 1] = st->op.req[1];
+        int idx = MPI_UNDEFINED;
+        rc = MPI_Waitany(n + 2, all, &idx, MPI_STATUS_IGNORE);
+        st->op.req[0] = all[n];
+        st->op.req[1] = all[n + 1];
+        if (rc != MPI_SUCCESS || idx == MPI_UNDEFINED)
+            break;
+        if (idx < n) {
+            pending--;
+            if (any_data) {
+                *index = idx;
+                break;
+            }
+        } else if (xchg_agree_advance(&st->op, &done) != MPI_SUCCESS) {
+            done = 1;
         }
     }
-    /* Padded algorithms hold about 2 x P x largest block: never choose one
-     * that would be refused for memory (the limit is the same everywhere). */
-    double padded = 2.0 * (double)s.P * (double)s.max_block_bytes;
-    xchg_algo best = XCHG_ALGO_LINEAR;
-    double best_t = INFINITY;
-    for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++) {
-        xchg_algo a = candidates[i];
-        const xchg_algo_info *info = xchg_registry_find(a);
-        if (!info || info->baseline)
-            continue;
-        if ((a == XCHG_ALGO_PADDED_ALLTOALL || a == XCHG_ALGO_BRUCK_PADDED) &&
-            padded > (double)c->temp_limit)
-            continue;
-        double t = xchg_model_time(a, &m, &s);
-        if (t < best_t) {
-            best_t = t;
-            best = a;
-        }
+    memcpy(req, all, sizeof(MPI_Request) * (size_t)n);
+    if (all != small)
+        free(all);
+    return rc;
+}
+
+void xchg_select_poll(xchg_call *c)
+{
+    select_state *st = c->cs ? c->cs->ext[XCHG_EXT_SELECT] : NULL;
+    if (!st || !st->armed)
+        return;
+    int done = 0;
+    if (refresh_start(c, st) == MPI_SUCCESS)
+        xchg_agree_progress(&st->op, 0, &done); /* a failure shows at the finish */
+}
+
+int xchg_waitall(xchg_call *c, int n, MPI_Request req[])
+{
+    select_state *st = c->cs ? c->cs->ext[XCHG_EXT_SELECT] : NULL;
+    if (st && st->armed) {
+        int idx = MPI_UNDEFINED;
+        int rc = wait_with_refresh(c, st, n, req, 0, &idx);
+        if (rc != MPI_SUCCESS)
+            return rc;
     }
-    *chosen = best;
+    return MPI_Waitall(n, req, MPI_STATUSES_IGNORE);
+}
+
+int xchg_waitany(xchg_call *c, int n, MPI_Request req[], int *index)
+{
+    select_state *st = c->cs ? c->cs->ext[XCHG_EXT_SELECT] : NULL;
+    if (st && st->armed) {
+        *index = MPI_UNDEFINED;
+        int rc = wait_with_refresh(c, st, n, req, 1, index);
+        if (rc != MPI_SUCCESS || *index != MPI_UNDEFINED)
+            return rc;
+    }
+    return MPI_Waitany(n, req, index, MPI_STATUS_IGNORE);
+}
+
+void xchg_select_abandon(xchg_call *c)
+{
+    select_state *st = c->cs->ext[XCHG_EXT_SELECT];
+    if (st && st->armed && !st->started)
+        st->armed = 0; /* nothing was sent: the refresh simply does not happen */
+}
+
+int xchg_select_finish(xchg_call *c)
+{
+    select_state *st = c->cs->ext[XCHG_EXT_SELECT];
+    if (!st || !st->armed)
+        return MPI_SUCCESS;
+    int done = 0;
+    int rc = refresh_start(c, st);
+    if (rc == MPI_SUCCESS)
+        rc = xchg_agree_progress(&st->op, 1, &done);
+    st->armed = 0;
+    if (rc != MPI_SUCCESS) {
+        st->have = 0; /* agree afresh, blocking, next time */
+        return rc;
+    }
+    st->choice = choose(c, st->op.acc, 0);
     return MPI_SUCCESS;
 }

@@ -7,19 +7,74 @@
 
 #include "xchg_internal.h"
 
-/* What every rank knows of the exchange after one allreduce. */
+/* The fields every rank contributes to the agreement (agree.c): the
+ * first XCHG_AF_NMAX are reduced with MAX, the rest with SUM. A fixed
+ * struct so that one reduction carries everything the choice (and an
+ * agreed error, XCHG_AF_ERROR_CLASS) needs. */
+enum {
+    XCHG_AF_MAX_BLOCK = 0,   /* largest block (bytes) */
+    XCHG_AF_MAX_SEND,        /* largest send volume of a rank (bytes) */
+    XCHG_AF_MAX_RECV,        /* largest receive volume of a rank */
+    XCHG_AF_MAX_SEND_NNZ,    /* most nonzero destinations of a rank */
+    XCHG_AF_MAX_RECV_NNZ,    /* most nonzero sources of a rank */
+    XCHG_AF_MAX_OFF_SEND,    /* largest off-node send volume of a rank */
+    XCHG_AF_MAX_OFF_RECV,    /* largest off-node receive volume of a rank */
+    XCHG_AF_TABLE_HI,        /* tuning table checksum >> 1 ... */
+    XCHG_AF_TABLE_NEG,       /* ... and its negation: equal everywhere iff max == -max(-) */
+    XCHG_AF_ERROR_CLASS,     /* reserved: the largest error class of any rank (0: none) */
+    XCHG_AF_NMAX,
+    XCHG_AF_SUM_OFF = XCHG_AF_NMAX, /* SUM: bytes sent off-node, all ranks */
+    XCHG_AF_SUM_BYTES,       /* SUM: bytes sent, all ranks (self excluded) */
+    XCHG_AF_COUNT
+};
+
+/* MAX the first XCHG_AF_NMAX fields of in into acc, SUM the rest. */
+void xchg_agree_combine(long long *acc, const long long *in);
+
+/* One agreement in flight (nonblocking recursive doubling). */
+typedef struct xchg_agree_op {
+    long long acc[XCHG_AF_COUNT], in[XCHG_AF_COUNT];
+    MPI_Comm comm;
+    int rank, size, p2, rem, newrank, mask, stage, active;
+    MPI_Request req[2];
+} xchg_agree_op;
+
+/* Starts an agreement of mine[XCHG_AF_COUNT] on comm (collective: every
+ * rank starts it, in the same order as its other agreements). */
+int xchg_agree_start(xchg_agree_op *op, MPI_Comm comm, int rank, int size,
+                     const long long *mine);
+/* Advances it; *done once op->acc holds the reduced fields. blocking: waits. */
+int xchg_agree_progress(xchg_agree_op *op, int blocking, int *done);
+/* Moves to the next stage(s) once both of op->req are MPI_REQUEST_NULL
+ * (completed by the caller's own MPI_Wait*); *done as above. */
+int xchg_agree_advance(xchg_agree_op *op, int *done);
+/* A whole agreement, blocking: fields in, reduced fields out. */
+int xchg_agree_blocking(MPI_Comm comm, int rank, int size, long long *fields);
+
+/* What every rank knows of the exchange after the agreement. */
 typedef struct xchg_pattern_stats {
     int P;
     int node_size;                /* ranks per node (shared memory) */
     long long max_block_bytes;    /* largest single block anywhere */
     long long max_rank_bytes;     /* largest send or receive volume of a rank */
     long long max_nnz;            /* most nonzero partners of a rank */
+    long long max_send_bytes, max_recv_bytes;
+    long long max_send_nnz, max_recv_nnz;
+    long long max_off_send, max_off_recv; /* a rank's off-node volume */
+    long long sum_off_bytes;      /* all off-node traffic */
+    long long sum_bytes;          /* all traffic (self blocks excluded) */
 } xchg_pattern_stats;
 
+/* Statistics from reduced agreement fields. */
+void xchg_pattern_stats_from(xchg_pattern_stats *s, const long long *f, int P, int node_size);
+
 typedef struct xchg_model_params {
-    double alpha;        /* s per dependent exchange (latency) */
+    double alpha;        /* s per dependent exchange between nodes (latency) */
+    double alpha_intra;  /* s per dependent exchange inside a node */
     double overhead;     /* s per posted send or receive */
     double beta;         /* s per byte on a node's link */
+    double beta_intra;   /* s per byte between ranks of one node */
+    double incast;       /* s per message beyond the throttle arriving at one rank at once */
     double copy;         /* s per byte copied locally */
     double sync;         /* extra s per pairwise step */
     double vendor_overhead_factor;

@@ -74,12 +74,34 @@ xchg_sparse_algo xchg_sparse_algo_at(int i)
     return a ? a->id : XCHG_SPARSE_INVALID;
 }
 
-/* The automatic choice: from the communicator size only, so every rank
- * takes the same one. Below 16 ranks an alltoall of counts costs about
- * what a barrier does; above, NBX avoids the P-sized collective. */
+/* The automatic choice, by measurement: a table of communicator sizes and
+ * the algorithm measured fastest there. The choice uses P only (every rank
+ * knows it; no agreement, so no collective before the exchange). Measured
+ * in simulation (SimGrid SMPI, hpc preset, 16 ranks per node unless said,
+ * xchg-bench dsde and sim/repro dsde; issue 12, sim/README.md):
+ *   P = 32 (4 x 8), density 0.1, 16 doubles: pex 15.6 us, rsx 21.1, nbx 27.3
+ *   P = 64 and 256, densities 1%, 10%, 50%: pex fastest everywhere, nbx
+ *     1.7 to 4.2x slower
+ *   P = 448 (8 x 56), density 0.1: pex 76.7 us, rsx 285.7, nbx 382.9
+ * and on real MPI at 4 to 8 ranks pex was already the rule. Nothing was
+ * measured above 448 ranks: the last row keeps the largest measured
+ * winner. nbx is to be re-measured once the simulation models eager sends
+ * and multi-core hosts (issue 10); a new measurement changes only this
+ * table. */
+static const struct sparse_rule {
+    int pmax;               /* applies up to this many ranks */
+    xchg_sparse_algo algo;
+} sparse_rules[] = {
+    {448, XCHG_SPARSE_PEX},     /* measured, 1 to 448 ranks */
+    {1 << 30, XCHG_SPARSE_PEX}, /* extrapolated */
+};
+
 static xchg_sparse_algo select_sparse(int P)
 {
-    return P < 16 ? XCHG_SPARSE_PEX : XCHG_SPARSE_NBX;
+    for (size_t i = 0; i < sizeof sparse_rules / sizeof sparse_rules[0]; i++)
+        if (P <= sparse_rules[i].pmax && xchg_sparse_registry_find(sparse_rules[i].algo))
+            return sparse_rules[i].algo;
+    return XCHG_SPARSE_PEX;
 }
 
 static int check_args(int ndest, const int dests[], const int sendcounts[],
@@ -318,6 +340,7 @@ static int run(xchg_sparse_algo algo, int from_env, int ndest, const int dests[]
                              s.fn_rc, s.rank);
     cs->calls++;
     cs->last.algo = XCHG_ALGO_INVALID;
+    cs->last.sparse_algo = algo;
     cs->last.temp_bytes = s.mem.temp_peak;
     cs->last.calls = cs->calls;
     return xchg_raise(comm, rc);

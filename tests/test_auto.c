@@ -1,0 +1,237 @@
+/*
+ * test_auto.c - the cached automatic choice and its nonblocking refresh.
+ *
+ * xchg_alltoallv caches the agreed choice on the communicator: call k runs
+ * the choice made from call k-1's statistics (agreed by a nonblocking
+ * reduction completed before call k-1 returned); the first call agrees,
+ * blocking, on its own. A tuning table with one rule for small blocks
+ * (bruck_radix) and one for large (pairwise) makes the choice follow the
+ * pattern deterministically, so the test can say which algorithm each call
+ * must run. Checks, every call: the result equals MPI_Alltoallv's, the
+ * algorithm (xchg_get_stats) is the same on all ranks and is the one the
+ * previous call's pattern calls for, when
+ *   - the pattern flips between tiny and large blocks every call;
+ *   - only rank 0's counts change, in its block to itself (no other rank's
+ *     own counts or statistics show it);
+ *   - the statistics are stale (first call after a change of pattern);
+ *   - a padded algorithm is cached and the next pattern no longer fits
+ *     XCHG_MAX_TEMP_BYTES (it must re-agree, not fail);
+ * and communicators created, used (refresh included) and freed many times
+ * neither hang nor fail. The persistent API chooses once, at init, from
+ * its own counts.
+ */
+#include "xchg.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int rank, P, npass, nfail;
+
+static void expect(int cond, const char *what)
+{
+    int all;
+    MPI_Allreduce(&cond, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (all)
+        npass++;
+    else {
+        nfail++;
+        if (rank == 0)
+            fprintf(stderr, "FAIL %s\n", what);
+    }
+}
+
+static int same_everywhere(int v, MPI_Comm comm)
+{
+    int lo, hi;
+    MPI_Allreduce(&v, &lo, 1, MPI_INT, MPI_MIN, comm);
+    MPI_Allreduce(&v, &hi, 1, MPI_INT, MPI_MAX, comm);
+    return lo == hi;
+}
+
+enum { TINY = 0, LARGE = 1, SELF_LARGE = 2 };
+
+/* One exchange on comm: blocks of 1..4 bytes (TINY), 4096.. bytes
+ * (LARGE), or tiny blocks except a large one to itself (SELF_LARGE: no
+ * other rank can see it) from this rank; returns the algorithm xchg ran, *correct when
+ * the result equals MPI_Alltoallv's. */
+static xchg_algo exchange(int kind, MPI_Comm comm, int *correct)
+{
+    int *sc = calloc(P, sizeof(int)), *sd = calloc(P, sizeof(int));
+    int *rc = calloc(P, sizeof(int)), *rd = calloc(P, sizeof(int));
+    for (int j = 0; j < P; j++)
+        sc[j] = kind == LARGE || (kind == SELF_LARGE && j == rank)
+                    ? 4096 + (rank * 13 + j * 7) % 100
+                    : 1 + (rank + j) % 4;
+    MPI_Alltoall(sc, 1, MPI_INT, rc, 1, MPI_INT, comm);
+    int st = 0, rt = 0;
+    for (int j = 0; j < P; j++) {
+        sd[j] = st; st += sc[j];
+        rd[j] = rt; rt += rc[j];
+    }
+    char *sb = malloc(st + 1), *r1 = calloc(rt + 1, 1), *r2 = calloc(rt + 1, 1);
+    for (int k = 0; k < st; k++)
+        sb[k] = (char)(rank * 31 + k * 7);
+    MPI_Alltoallv(sb, sc, sd, MPI_BYTE, r1, rc, rd, MPI_BYTE, comm);
+    int e = xchg_alltoallv(sb, sc, sd, MPI_BYTE, r2, rc, rd, MPI_BYTE, comm);
+    *correct = e == MPI_SUCCESS && memcmp(r1, r2, rt) == 0;
+    xchg_stats s;
+    xchg_get_stats(comm, &s);
+    free(sc); free(sd); free(rc); free(rd); free(sb); free(r1); free(r2);
+    return e == MPI_SUCCESS ? s.algo : XCHG_ALGO_INVALID;
+}
+
+/* The algorithm the table gives a pattern where rank 0 sends kind0 and the
+ * others send kind (the busiest rank decides). */
+static xchg_algo rule_for(int any_large, xchg_algo small_rule)
+{
+    return any_large ? XCHG_ALGO_PAIRWISE : small_rule;
+}
+
+/* Runs a sequence of patterns on a fresh communicator; kinds[i] is what
+ * rank 0 sends at call i, others send kinds[i] too unless only_rank0.
+ * Checks each call against the previous call's pattern (the first call
+ * against its own). */
+static void sequence(const char *name, const int *kinds, int n, int only_rank0,
+                     xchg_algo small_rule)
+{
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    int ok_all = 1, same_all = 1, follow_all = 1;
+    char label[160];
+    for (int i = 0; i < n; i++) {
+        /* only_rank0: rank 0's large block goes to itself, so no other
+         * rank's own counts show the change: only the agreement does */
+        int kind = !only_rank0 ? kinds[i] : rank != 0 ? TINY : kinds[i] ? SELF_LARGE : TINY;
+        int ok;
+        xchg_algo a = exchange(kind, comm, &ok);
+        int prev = kinds[i > 0 ? i - 1 : 0];
+        xchg_algo want = rule_for(prev == LARGE, small_rule);
+        ok_all &= ok;
+        same_all &= same_everywhere((int)a, comm);
+        if (a != want) {
+            follow_all = 0;
+            if (rank == 0)
+                fprintf(stderr, "%s: call %d ran %s, expected %s\n", name, i,
+                        xchg_algo_name(a) ? xchg_algo_name(a) : "?", xchg_algo_name(want));
+        }
+    }
+    snprintf(label, sizeof label, "%s: results equal MPI_Alltoallv", name);
+    expect(ok_all, label);
+    snprintf(label, sizeof label, "%s: same algorithm on all ranks every call", name);
+    expect(same_all, label);
+    snprintf(label, sizeof label, "%s: each call runs the previous call's agreed choice", name);
+    expect(follow_all, label);
+    MPI_Comm_free(&comm);
+}
+
+static char table_path[128];
+
+/* A table file per content: xchg reads a file again only when its name
+ * changes. */
+static void write_table(const char *small_algo)
+{
+    if (table_path[0])
+        remove(table_path);
+    snprintf(table_path, sizeof table_path, "/tmp/xchg-test-auto-%d-%d-%s", (int)getpid(),
+             rank, small_algo);
+    FILE *f = fopen(table_path, "w");
+    fprintf(f, "# test_auto: small blocks -> %s, large -> pairwise\n"
+               "rule 1 1000000 0 256 %s\n"
+               "rule 1 1000000 257 1000000000000 pairwise\n", small_algo, small_algo);
+    fclose(f);
+    setenv("XCHG_TUNING_FILE", table_path, 1);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &P);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    unsetenv("XCHG_ALLTOALLV_ALGO");
+    setenv("XCHG_AUTO_MIN_P", "1", 1); /* agree at every P */
+    write_table("bruck_radix");
+
+    /* flips every call */
+    int flip[12];
+    for (int i = 0; i < 12; i++)
+        flip[i] = i % 2 ? LARGE : TINY;
+    sequence("flip every call", flip, 12, 0, XCHG_ALGO_BRUCK_RADIX);
+    /* only rank 0's counts change */
+    sequence("only rank 0 changes", flip, 12, 1, XCHG_ALGO_BRUCK_RADIX);
+    /* runs of one pattern: the first call of each run is stale */
+    int runs[12] = {TINY, TINY, TINY, LARGE, LARGE, LARGE, TINY, TINY, LARGE, TINY, TINY, TINY};
+    sequence("stale first call after a change", runs, 12, 0, XCHG_ALGO_BRUCK_RADIX);
+
+    /* A padded algorithm cached, then blocks whose padding exceeds the
+     * memory limit: the call re-agrees on its own statistics (pairwise),
+     * never runs the padded one into a refusal. */
+    write_table("bruck_padded");
+    setenv("XCHG_MAX_TEMP_BYTES", "4096", 1); /* tiny fits, large (2 x P x 4 KiB) not */
+    {
+        MPI_Comm comm;
+        MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+        MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+        int ok1, ok2, ok3;
+        xchg_algo a1 = exchange(TINY, comm, &ok1);
+        xchg_algo a2 = exchange(TINY, comm, &ok2);
+        xchg_algo a3 = exchange(LARGE, comm, &ok3);
+        expect(ok1 && ok2 && a1 == XCHG_ALGO_BRUCK_PADDED && a2 == XCHG_ALGO_BRUCK_PADDED,
+               "padded: a table rule for small blocks is followed");
+        expect(ok3 && a3 != XCHG_ALGO_BRUCK_PADDED && a3 != XCHG_ALGO_PADDED_ALLTOALL &&
+                   same_everywhere((int)a3, comm),
+               "padded: a cached padded choice re-agrees when the blocks no longer fit");
+        MPI_Comm_free(&comm);
+    }
+    unsetenv("XCHG_MAX_TEMP_BYTES");
+    write_table("bruck_radix");
+
+    /* Create, use (the second call refreshes the choice), free: many
+     * times, nothing left in flight, no hang, always correct. */
+    {
+        int cycles = P == 1 ? 2000 : 100, ok_all = 1;
+        for (int i = 0; i < cycles; i++) {
+            MPI_Comm comm;
+            MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+            MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+            int ok;
+            exchange(i % 2 ? LARGE : TINY, comm, &ok);
+            ok_all &= ok;
+            exchange(TINY, comm, &ok);
+            ok_all &= ok;
+            MPI_Comm_free(&comm);
+        }
+        expect(ok_all, "create/use/free cycles: correct, no hang");
+    }
+
+    /* persistent: chosen once at init from its own counts */
+    {
+        int *c = malloc(sizeof(int) * P), *d = malloc(sizeof(int) * P);
+        for (int j = 0; j < P; j++) {
+            c[j] = 4096;
+            d[j] = j * 4096;
+        }
+        char *sb = calloc((size_t)P * 4096, 1), *rb = calloc((size_t)P * 4096, 1);
+        xchg_request req;
+        int e = xchg_alltoallv_init(sb, c, d, MPI_BYTE, rb, c, d, MPI_BYTE, MPI_COMM_WORLD,
+                                    MPI_INFO_NULL, &req);
+        expect(e == MPI_SUCCESS && xchg_request_algo(req) == XCHG_ALGO_PAIRWISE,
+               "persistent init chooses from its own counts");
+        if (e == MPI_SUCCESS) {
+            xchg_start(req);
+            xchg_wait(req);
+            xchg_request_free(&req);
+        }
+        free(c); free(d); free(sb); free(rb);
+    }
+
+    unsetenv("XCHG_TUNING_FILE");
+    remove(table_path);
+    if (rank == 0)
+        printf("test_auto on %d ranks: %d passed, %d failed\n", P, npass, nfail);
+    MPI_Finalize();
+    return nfail ? 1 : 0;
+}
