@@ -172,8 +172,9 @@ static int lock_start(xchg_call *c, void *p)
         rc = MPI_Startall(lp->nt, lp->rdy_in);
     if (rc == MPI_SUCCESS && lp->no)
         rc = MPI_Startall(lp->no, lp->done_in);
-    if (rc == MPI_SUCCESS)
-        rc = xchg_rma_pack(c, &lp->w);
+    /* A packing error is reported, but the protocol goes on: the origins
+     * wait for our READY, the targets for our DONE (wait completes them). */
+    int perr = rc == MPI_SUCCESS ? xchg_rma_pack(c, &lp->w) : MPI_SUCCESS;
     /* the caller's (and in-place start's) stores to recvbuf precede READY */
     if (rc == MPI_SUCCESS)
         rc = MPI_Win_sync(lp->w.win);
@@ -181,7 +182,7 @@ static int lock_start(xchg_call *c, void *p)
         rc = MPI_Startall(lp->no, lp->rdy_out);
     if (rc == MPI_SUCCESS)
         rc = progress(c, lp, 0);
-    return rc;
+    return rc != MPI_SUCCESS ? rc : perr;
 }
 
 static int finish(xchg_call *c, lock_plan *lp)
