@@ -93,8 +93,10 @@ static int lock_init(xchg_call *c, void **plan)
     lp->mem_bytes = sizeof(MPI_Request) * 2 * (size_t)(lp->nt + lp->no) +
                     sizeof(int) * 2 * (size_t)lp->nt;
     lp->mem = xchg_temp_alloc(c, lp->mem_bytes, "rma_lock: notification requests", &rc);
-    /* From here on failures are local (no further collective in init). */
-    if (lp->mem) {
+    /* A rank without them must not leave alone: the others would wait for
+     * its READY while it frees the window (collective). */
+    rc = xchg_rma_agree(c, rc, "rma_lock: notification setup");
+    if (rc == MPI_SUCCESS) {
         lp->rdy_in = lp->mem;
         lp->done_out = lp->rdy_in + lp->nt;
         lp->rdy_out = lp->done_out + lp->nt;
