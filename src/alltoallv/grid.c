@@ -30,6 +30,9 @@
  *     the exchange). Empty data messages are skipped (both sides know the
  *     size); the block to self is copied locally.
  * Tags XCHG_TAG_GRID .. +3 keep the four kinds apart between one pair.
+ * Receive counts that disagree with the senders' can need a larger
+ * incoming buffer, known only in step 4: a rank that cannot get it drains
+ * its phase-2 messages and returns MPI_ERR_NO_MEM; others are unaffected.
  *
  * Cost: 2 latency rounds of data (plus the size round and the allreduce)
  * with ~2 sqrt(P) messages per rank, against P-1 for linear, at twice the

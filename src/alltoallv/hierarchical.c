@@ -30,6 +30,12 @@
  *     hands each member its blocks, which it unpacks source by source.
  * The sizes a member unpacks are the sender's: a block larger than the
  * receive count gives MPI_ERR_TRUNCATE after the exchange has completed.
+ * Receive counts that disagree with the senders' can need more room than
+ * declared, known only after step 2: a leader without it drains what
+ * arrives for its node and marks its members' incoming total -1 (their
+ * outgoing data still leaves), a member without it takes it over the limit
+ * (counted); either way every rank takes part in every step and the ranks
+ * concerned return MPI_ERR_NO_MEM.
  *
  * Refusal: every rank allocates its data buffers (and checks the int range
  * of the collective counts) in step 1 from values it knows, leaders after
