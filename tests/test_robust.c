@@ -213,7 +213,10 @@ static void section_truncate(MPI_Comm comm)
                 check(w, (cls == MPI_SUCCESS && all_ok(&b)) || cls == MPI_ERR_TRUNCATE);
             usable_after(name, a, &b, comm);
         }
-        /* one element more expected than sent, from rank 0 */
+        /* one element more expected than sent, from rank 0 (Open MPI's own
+         * MPI_Alltoallv refuses it for the block to self: skipped there) */
+        if (a == XCHG_ALGO_VENDOR && t == 0)
+            continue;
         reset_counts(&b);
         if (rank == t)
             b.rc[0] = n + 1;
