@@ -105,6 +105,25 @@ void xchg_bruck_drain(size_t bytes, int peer, MPI_Comm comm)
         MPI_Recv(bruck_sink, 0, MPI_BYTE, peer, XCHG_TAG_BRUCK, comm, MPI_STATUS_IGNORE);
 }
 
+int xchg_padded_pack_slot(const xchg_call *c, int peer, char *slot)
+{
+    uint64_t len = (uint64_t)xchg_bruck_send_bytes(c, peer);
+    memcpy(slot, &len, sizeof len);
+    return xchg_bruck_pack_for(c, peer, slot + XCHG_PAD_HEADER);
+}
+
+int xchg_padded_unpack_slot(const xchg_call *c, int peer, const char *slot, size_t slot_bytes,
+                            const char *who)
+{
+    uint64_t len;
+    memcpy(&len, slot, sizeof len);
+    if (len > slot_bytes - XCHG_PAD_HEADER) /* cannot happen: the slot was sized for it */
+        return xchg_error_code(MPI_ERR_INTERN, "%s: rank %d got a block header of %llu "
+                               "bytes from rank %d, over the slot of %zu", who, c->rank,
+                               (unsigned long long)len, peer, slot_bytes);
+    return xchg_bruck_unpack_from(c, peer, slot + XCHG_PAD_HEADER, (size_t)len, who);
+}
+
 int xchg_padded_agree(xchg_call *c, size_t per_block, size_t extra, const char *who,
                       size_t *B)
 {

@@ -53,6 +53,15 @@ void xchg_bruck_drain(size_t bytes, int peer, MPI_Comm comm);
 int xchg_padded_agree(xchg_call *c, size_t per_block, size_t extra, const char *who,
                       size_t *B);
 
+/* Padded slots: an 8-byte header with the real length of the block, then
+ * the block, then padding up to the slot size. The receiver learns from it
+ * how much was sent: more than recvcounts allows gives MPI_ERR_TRUNCATE,
+ * less writes only the bytes sent (and never the sender's padding). */
+enum { XCHG_PAD_HEADER = 8 };
+int xchg_padded_pack_slot(const xchg_call *c, int peer, char *slot);
+int xchg_padded_unpack_slot(const xchg_call *c, int peer, const char *slot, size_t slot_bytes,
+                            const char *who);
+
 /* The two-phase (non-padded) Bruck with radix r (2 <= r <= P): ceil(log_r P)
  * rounds; in each, up to r-1 concurrent exchanges first of the sizes of
  * the blocks about to move, then of exactly their bytes. */

@@ -30,6 +30,9 @@
  *     the exchange). Empty data messages are skipped (both sides know the
  *     size); the block to self is copied locally.
  * Tags XCHG_TAG_GRID .. +3 keep the four kinds apart between one pair.
+ * Receive counts that disagree with the senders' can need a larger
+ * incoming buffer, known only in step 4: a rank that cannot get it drains
+ * its phase-2 messages and returns MPI_ERR_NO_MEM; others are unaffected.
  *
  * Cost: 2 latency rounds of data (plus the size round and the allreduce)
  * with ~2 sqrt(P) messages per rank, against P-1 for linear, at twice the
@@ -247,20 +250,23 @@ int xchg_alltoallv_grid(xchg_call *c)
     }
 
     /* ---- 3. phase-1 data, phase-2 sizes ---- */
+    /* From here on every rank takes part in every step whatever fails
+     * locally (others' blocks pass through it); such errors are kept in
+     * lerr and returned at the end. */
+    int lerr = MPI_SUCCESS;
     {
         size_t off = 0;
-        for (int col = 0; col < C && err == MPI_SUCCESS; col++)
+        for (int col = 0; col < C; col++)
             for (int row = 0; row < col_len(&g, col); row++) {
                 int d = row * C + col;
                 if (d == me)
                     continue;
-                if ((err = xchg_pack_block(c->sendbuf, c->sdispls[d], c->sendcounts[d],
-                                           &c->st, A + off)) != MPI_SUCCESS)
-                    break;
+                int e = xchg_pack_block(c->sendbuf, c->sdispls[d], c->sendcounts[d], &c->st,
+                                        A + off);
+                if (lerr == MPI_SUCCESS)
+                    lerr = e;
                 off += (size_t)c->sendcounts[d] * (size_t)ssz;
             }
-        if (err != MPI_SUCCESS)
-            goto out;
     }
     /* phase-2 sizes for column member j (row j): each source's block */
     for (int j = 0; j < K; j++) {
@@ -314,13 +320,14 @@ int xchg_alltoallv_grid(xchg_call *c)
         if (t > D_tot) { /* receive counts disagree with the senders': erroneous */
             xchg_temp_free(c, D, D_b);
             D_b = (size_t)t;
-            if (!(D = xchg_temp_alloc(c, D_b, "grid: incoming blocks", &err)))
-                goto out;
+            if (!(D = xchg_temp_alloc(c, D_b, "grid: incoming blocks", &lerr)))
+                D_b = 0; /* drained below; our sends still go */
         }
     }
+    const int drop = D == NULL;
     {
         size_t off = 0;
-        for (int j = 0; j < K && err == MPI_SUCCESS; j++) {
+        for (int j = 0; j < K && err == MPI_SUCCESS && !drop; j++) {
             if (dtot[j] > 0)
                 err = MPI_Irecv(D + off, (int)dtot[j], MPI_BYTE, j * C + myc, TAG_DATA2,
                                 c->comm, &req[nr++]);
@@ -341,7 +348,16 @@ int xchg_alltoallv_grid(xchg_call *c)
             MPI_Type_free(&ty); /* freed when the send completes */
         }
     }
+    /* No room for what arrives: drain it (zero-count receives, whose
+     * truncation MPI_Recv reports on our communicator); sends are posted. */
+    for (int j = 0; j < K && err == MPI_SUCCESS && drop; j++)
+        if (dtot[j] > 0) {
+            static char sink[1];
+            MPI_Recv(sink, 0, MPI_BYTE, j * C + myc, TAG_DATA2, c->comm, MPI_STATUS_IGNORE);
+        }
     err = phase_wait(c, req, &nr, err);
+    if (err == MPI_SUCCESS)
+        err = lerr;
     if (err != MPI_SUCCESS)
         goto out;
     /* unpack: column member by column member, its sources in order */

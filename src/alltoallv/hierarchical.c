@@ -30,6 +30,12 @@
  *     hands each member its blocks, which it unpacks source by source.
  * The sizes a member unpacks are the sender's: a block larger than the
  * receive count gives MPI_ERR_TRUNCATE after the exchange has completed.
+ * Receive counts that disagree with the senders' can need more room than
+ * declared, known only after step 2: a leader without it drains what
+ * arrives for its node and marks its members' incoming total -1 (their
+ * outgoing data still leaves), a member without it takes it over the limit
+ * (counted); either way every rank takes part in every step and the ranks
+ * concerned return MPI_ERR_NO_MEM.
  *
  * Refusal: every rank allocates its data buffers (and checks the int range
  * of the collective counts) in step 1 from values it knows, leaders after
@@ -233,6 +239,8 @@ int xchg_alltoallv_hierarchical(xchg_call *c)
     char *obuf = NULL, *ibuf = NULL, *G = NULL, *R = NULL;
     size_t obuf_b = 0, ibuf_b = 0, G_b = 0, R_b = 0;
     int64_t out_total = 0, in_decl = 0, R_decl = 0;
+    int node_lost = MPI_SUCCESS; /* leader: no room for the node's incoming data */
+    int lerr = MPI_SUCCESS;
 
     /* an argument error (zero counts then) or a failed self copy (no
      * memory for a non-contiguous block) is flagged like any other, so that
@@ -290,7 +298,6 @@ int xchg_alltoallv_hierarchical(xchg_call *c)
             gtot += t;
             R_decl += row[P];
         }
-        int lerr = MPI_SUCCESS;
         if (gtot > INT_MAX || R_decl > INT_MAX) {
             lerr = xchg_error_code(MPI_ERR_COUNT, "hierarchical: node of rank %d moves %lld "
                                    "bytes out and %lld in, beyond the int range of its "
@@ -309,6 +316,7 @@ int xchg_alltoallv_hierarchical(xchg_call *c)
             flag_merge(flag, f);
             if (myerr == MPI_SUCCESS)
                 myerr = lerr;
+            lerr = MPI_SUCCESS; /* carried by the flag from here on */
         }
         /* Send-side segments: member l's blocks for node M, in G. */
         for (int l = 0; l < L; l++) {
@@ -378,11 +386,19 @@ int xchg_alltoallv_hierarchical(xchg_call *c)
         }
         if (!flag[0] && R_act > R_decl) {
             /* Receive counts disagree with the senders': erroneous, but
-             * take the room rather than overrun. */
+             * take the room rather than overrun. Without it the leader
+             * still takes part in everything that carries other nodes'
+             * data: it drains what arrives for its node and tells its
+             * members (incoming total -1) that their incoming data is lost;
+             * their outgoing data still leaves correctly. */
             xchg_temp_free(c, R, R_b);
             R_b = (size_t)R_act;
-            if (!(R = xchg_temp_alloc(c, R_b, "hierarchical: node incoming data", &err)))
-                goto out;
+            if (!(R = xchg_temp_alloc(c, R_b, "hierarchical: node incoming data", &lerr))) {
+                R_b = 0;
+                node_lost = lerr;
+                for (int m = 0; m < L; m++)
+                    sh[(size_t)m * H + P] = -1;
+            }
         }
     }
 
@@ -397,27 +413,64 @@ int xchg_alltoallv_hierarchical(xchg_call *c)
                                     (int)(mh[P + 1] - 1));
         goto out;
     }
-    if (mh[P] > (int64_t)ibuf_b) { /* erroneous receive counts, as above */
+    /* From here on every rank takes part in every step, whatever fails
+     * locally: the other nodes' data passes through. Local errors are kept
+     * in lerr and returned at the end. */
+    const int in_lost = mh[P] < 0; /* our leader has no room for our node */
+    int64_t in_recv = in_lost ? 0 : mh[P]; /* bytes the Scatterv gives us */
+    if (in_lost) {
+        lerr = node_lost != MPI_SUCCESS
+                   ? node_lost
+                   : xchg_error_code(MPI_ERR_NO_MEM, "hierarchical: the leader of rank %d's "
+                                     "node had no temporary memory for the node's incoming "
+                                     "data (XCHG_MAX_TEMP_BYTES), so rank %d received "
+                                     "nothing", me, me);
+    } else if (mh[P] > (int64_t)ibuf_b) { /* erroneous receive counts, as above */
         xchg_temp_free(c, ibuf, ibuf_b);
-        ibuf_b = (size_t)mh[P];
-        if (!(ibuf = xchg_temp_alloc(c, ibuf_b, "hierarchical: incoming blocks", &err)))
-            goto out;
+        int aerr = MPI_SUCCESS;
+        char *bigger = xchg_temp_alloc(c, (size_t)mh[P], "hierarchical: incoming blocks",
+                                       &aerr);
+        if (!bigger && c->temp_limit != SIZE_MAX) {
+            /* Over the limit: the leader is about to send us these bytes in
+             * a collective, and a truncated collective receive is not
+             * something to rely on. Take them anyway (still counted),
+             * deliver nothing, report the limit's error. */
+            size_t limit = c->temp_limit;
+            c->temp_limit = SIZE_MAX;
+            int merr = MPI_SUCCESS;
+            bigger = xchg_temp_alloc(c, (size_t)mh[P], "hierarchical: incoming blocks", &merr);
+            c->temp_limit = limit;
+            lerr = aerr;
+        }
+        if (bigger) {
+            ibuf = bigger;
+            ibuf_b = (size_t)mh[P];
+        } else {
+            /* malloc itself failed: receive what fits (the Scatterv reports
+             * the truncation on this rank only) and deliver nothing */
+            lerr = aerr;
+            ibuf_b = 0;
+            ibuf = xchg_temp_alloc(c, 0, "hierarchical: incoming blocks", &aerr);
+            in_recv = 0;
+        }
     }
 
     /* ---- 4. data: pack, gather, leaders exchange, scatter, unpack ---- */
     {
+        /* a packing error (MPI_Pack itself failing) is reported at the end;
+         * the blocks still travel, since their receivers are waiting */
         size_t off = 0;
-        for (int p = 0; p < P && err == MPI_SUCCESS; p++) {
+        for (int p = 0; p < P; p++) {
             int r = perm[p];
             if (r == me)
                 continue;
-            err = xchg_pack_block(c->sendbuf, c->sdispls[r], c->sendcounts[r], &c->st,
-                                  obuf + off);
+            int e = xchg_pack_block(c->sendbuf, c->sdispls[r], c->sendcounts[r], &c->st,
+                                    obuf + off);
+            if (lerr == MPI_SUCCESS)
+                lerr = e;
             off += (size_t)c->sendcounts[r] * (size_t)ssz;
         }
     }
-    if (err != MPI_SUCCESS)
-        goto out;
     if ((err = MPI_Gatherv(obuf, (int)out_total, MPI_BYTE, G, gcount, goff, MPI_BYTE, 0,
                            h->node)) != MPI_SUCCESS)
         goto out;
@@ -435,7 +488,7 @@ int xchg_alltoallv_hierarchical(xchg_call *c)
                     t += rlen[k];
                 }
             rp += 2 + (size_t)LM * L;
-            if (t == 0)
+            if (t == 0 || node_lost != MPI_SUCCESS) /* node_lost: drained below */
                 continue;
             MPI_Datatype ty;
             err = MPI_Type_create_hindexed(k, rlen, rdtmp, MPI_BYTE, &ty);
@@ -458,15 +511,39 @@ int xchg_alltoallv_hierarchical(xchg_call *c)
                 MPI_Type_free(&ty);
             }
         }
+        if (node_lost != MPI_SUCCESS && err == MPI_SUCCESS) {
+            /* No room: drain every nonempty message for this node, with a
+             * zero-count receive whose truncation MPI_Recv reports on the
+             * leaders' communicator (MPI_ERRORS_RETURN); our sends are
+             * posted, so this cannot block them. */
+            static char sink[1];
+            rp = rmsg;
+            for (int M = 0; M < N; M++) {
+                int LM = first[M + 1] - first[M];
+                int64_t t = 0;
+                for (int q = 0; q < LM * L; q++)
+                    t += rp[2 + q];
+                rp += 2 + (size_t)LM * L;
+                if (t > 0)
+                    MPI_Recv(sink, 0, MPI_BYTE, M, XCHG_TAG_HIER, h->leaders,
+                             MPI_STATUS_IGNORE);
+            }
+        }
         int werr = xchg_waitall(c, nr, req);
         if (err == MPI_SUCCESS)
             err = werr;
         if (err != MPI_SUCCESS)
             goto out;
     }
-    if ((err = MPI_Scatterv(R, rcount, roff, MPI_BYTE, ibuf, (int)mh[P], MPI_BYTE, 0,
-                            h->node)) != MPI_SUCCESS)
+    if (in_lost) { /* the node skips the Scatterv together: nothing to hand out */
+        err = lerr;
         goto out;
+    }
+    err = MPI_Scatterv(R, rcount, roff, MPI_BYTE, ibuf, (int)in_recv, MPI_BYTE, 0, h->node);
+    if (lerr != MPI_SUCCESS || err != MPI_SUCCESS) {
+        err = lerr != MPI_SUCCESS ? lerr : err;
+        goto out;
+    }
     {
         size_t off = 0;
         for (int p = 0; p < P; p++) {

@@ -9,53 +9,66 @@
  * self is copied locally. One latency, P-1 messages in flight: best for
  * medium P and medium to large messages; 2(P-1) requests of memory.
  */
-#include "xchg_internal.h"
+#include "p2p_common.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 
+/* The sends go out first, then each receive is posted once its message has
+ * been probed (p2p_common.h), so a block larger than its receive count is
+ * drained and reported (MPI_ERR_TRUNCATE) instead of failing in the final
+ * wait; every message is still received, every error returned at the end. */
 int xchg_alltoallv_linear(xchg_call *c)
 {
     const int P = c->size, me = c->rank;
-    int err = MPI_SUCCESS;
+    int err = MPI_SUCCESS, mpierr = MPI_SUCCESS;
     size_t rbytes = sizeof(MPI_Request) * 2 * (size_t)(P > 1 ? P - 1 : 1);
-    MPI_Request *req = xchg_temp_alloc(c, rbytes, "linear: request array", &err);
+    MPI_Request *req = xchg_p2p_alloc_small(c, rbytes, "linear: request array", &err);
     if (!req)
-        return err;
+        return err; /* malloc itself failed */
     int n = 0;
-    for (int i = 1; i < P && err == MPI_SUCCESS; i++) {
-        int src = (me - i + P) % P;
-        if (i % XCHG_POLL_EVERY == 0)
-            xchg_select_poll(c);
-        if (c->recvcounts[src] > 0 && c->rt.size > 0)
-            err = MPI_Irecv(xchg_block_addr(c->recvbuf, c->rdispls[src], &c->rt),
-                            c->recvcounts[src], c->rt.type, src, XCHG_TAG_LINEAR,
-                            c->comm, &req[n++]);
-    }
-    for (int i = 1; i < P && err == MPI_SUCCESS; i++) {
+    for (int i = 1; i < P && mpierr == MPI_SUCCESS; i++) {
         int dst = (me + i) % P;
         if (i % XCHG_POLL_EVERY == 0)
             xchg_select_poll(c);
         if (c->sendcounts[dst] > 0 && c->st.size > 0)
-            err = MPI_Isend(xchg_block_addr(c->sendbuf, c->sdispls[dst], &c->st),
-                            c->sendcounts[dst], c->st.type, dst, XCHG_TAG_LINEAR,
-                            c->comm, &req[n++]);
+            mpierr = MPI_Isend(xchg_block_addr(c->sendbuf, c->sdispls[dst], &c->st),
+                               c->sendcounts[dst], c->st.type, dst, XCHG_TAG_LINEAR,
+                               c->comm, &req[n++]);
     }
+    int e = xchg_self_copy(c);
     if (err == MPI_SUCCESS)
-        err = xchg_self_copy(c);
+        err = e;
+    for (int i = 1; i < P && mpierr == MPI_SUCCESS; i++) {
+        int src = (me - i + P) % P;
+        if (c->recvcounts[src] > 0 && c->rt.size > 0) {
+            e = xchg_p2p_recv_probed(c, src, XCHG_TAG_LINEAR, &req[n++], "linear");
+            if (err == MPI_SUCCESS)
+                err = e;
+        }
+    }
     int werr = xchg_waitall(c, n, req);
-    if (err == MPI_SUCCESS)
-        err = werr;
+    if (mpierr == MPI_SUCCESS)
+        mpierr = werr;
     xchg_temp_free(c, req, rbytes);
-    return err;
+    return err != MPI_SUCCESS ? err : mpierr;
 }
 
 /* Persistent plan: MPI_Recv_init/MPI_Send_init for every nonzero block, in
  * the same spread-out order, once at init; a start is one MPI_Startall and
- * the self copy. */
+ * the self copy. Init also learns, with one MPI_Alltoall, how many bytes
+ * each peer really sends: a receive is set up exactly for the peers that
+ * send, and a block larger than its receive count is not received into the
+ * user's buffer (its truncation would surface in MPI_Waitall, on
+ * MPI_COMM_WORLD's handler under MPICH) but drained at each wait and
+ * reported as MPI_ERR_TRUNCATE. */
 typedef struct linear_plan {
     int n;
     MPI_Request *req;
     size_t bytes;
+    int ntrunc;            /* peers whose block is too large */
+    int *trunc_src;
+    int64_t *trunc_bytes;
 } linear_plan;
 
 static int linear_pfree(xchg_call *c, void *p)
@@ -71,6 +84,8 @@ static int linear_pfree(xchg_call *c, void *p)
                 rc = r;
         }
     xchg_temp_free(c, lp->req, lp->bytes);
+    free(lp->trunc_src);
+    free(lp->trunc_bytes);
     free(lp);
     return rc;
 }
@@ -79,22 +94,53 @@ static int linear_pinit(xchg_call *c, void **plan)
 {
     const int P = c->size, me = c->rank;
     int err = MPI_SUCCESS;
-    linear_plan *lp = calloc(1, sizeof *lp);
-    if (!lp)
-        return xchg_error_code(MPI_ERR_NO_MEM, "linear: out of memory for the plan");
-    lp->bytes = sizeof(MPI_Request) * 2 * (size_t)(P > 1 ? P - 1 : 1);
-    lp->req = xchg_temp_alloc(c, lp->bytes, "linear: persistent requests", &err);
-    if (!lp->req) {
-        free(lp);
+    /* What each peer sends me, in bytes: collective, so it comes before any
+     * local failure can make this rank leave. */
+    int64_t *sizes = malloc(sizeof(int64_t) * 2 * (size_t)P);
+    if (sizes) {
+        for (int j = 0; j < P; j++)
+            sizes[j] = (int64_t)c->sendcounts[j] * c->st.size;
+        err = MPI_Alltoall(sizes, 1, MPI_INT64_T, sizes + P, 1, MPI_INT64_T, c->comm);
+    } else { /* 16 P bytes: nothing sensible is left to take part with */
+        err = xchg_error_code(MPI_ERR_NO_MEM, "linear: out of memory for the plan");
+    }
+    const int64_t *incoming = sizes ? sizes + P : NULL;
+    linear_plan *lp = err == MPI_SUCCESS ? calloc(1, sizeof *lp) : NULL;
+    if (lp) {
+        lp->trunc_src = malloc(sizeof(int) * (size_t)P);
+        lp->trunc_bytes = malloc(sizeof(int64_t) * (size_t)P);
+        lp->bytes = sizeof(MPI_Request) * 2 * (size_t)(P > 1 ? P - 1 : 1);
+        if (lp->trunc_src && lp->trunc_bytes)
+            lp->req = xchg_temp_alloc(c, lp->bytes, "linear: persistent requests", &err);
+        else
+            err = xchg_error_code(MPI_ERR_NO_MEM, "linear: out of memory for the plan");
+    } else if (err == MPI_SUCCESS) {
+        err = xchg_error_code(MPI_ERR_NO_MEM, "linear: out of memory for the plan");
+    }
+    if (err != MPI_SUCCESS) {
+        free(sizes);
+        if (lp) {
+            free(lp->trunc_src);
+            free(lp->trunc_bytes);
+            free(lp);
+        }
         return err;
     }
     for (int i = 1; i < P && err == MPI_SUCCESS; i++) {
         int src = (me - i + P) % P;
-        if (c->recvcounts[src] > 0 && c->rt.size > 0)
-            err = MPI_Recv_init(xchg_block_addr(c->recvbuf, c->rdispls[src], &c->rt),
-                                c->recvcounts[src], c->rt.type, src, XCHG_TAG_LINEAR,
-                                c->comm, &lp->req[lp->n++]);
+        int64_t room = (int64_t)c->recvcounts[src] * c->rt.size;
+        if (incoming[src] == 0)
+            continue; /* nothing comes, whatever recvcounts says */
+        if (incoming[src] > room) {
+            lp->trunc_src[lp->ntrunc] = src;
+            lp->trunc_bytes[lp->ntrunc++] = incoming[src];
+            continue;
+        }
+        err = MPI_Recv_init(xchg_block_addr(c->recvbuf, c->rdispls[src], &c->rt),
+                            c->recvcounts[src], c->rt.type, src, XCHG_TAG_LINEAR, c->comm,
+                            &lp->req[lp->n++]);
     }
+    free(sizes);
     for (int i = 1; i < P && err == MPI_SUCCESS; i++) {
         int dst = (me + i) % P;
         if (c->sendcounts[dst] > 0 && c->st.size > 0)
@@ -119,17 +165,39 @@ static int linear_pstart(xchg_call *c, void *p)
     return err;
 }
 
+/* Drains the blocks too large for their receive counts (blocking: the
+ * partners' sends are started by then or will be) and reports the first. */
+static int linear_drain(xchg_call *c, linear_plan *lp)
+{
+    static char sink[1];
+    int err = MPI_SUCCESS;
+    for (int k = 0; k < lp->ntrunc; k++) {
+        int src = lp->trunc_src[k];
+        MPI_Recv(sink, 0, MPI_BYTE, src, XCHG_TAG_LINEAR, c->comm, MPI_STATUS_IGNORE);
+        if (err == MPI_SUCCESS)
+            err = xchg_error_code(MPI_ERR_TRUNCATE, "linear: rank %d receives %lld bytes "
+                                  "from rank %d but recvcounts[%d] holds only %lld",
+                                  c->rank, (long long)lp->trunc_bytes[k], src, src,
+                                  (long long)c->recvcounts[src] * c->rt.size);
+    }
+    return err;
+}
+
 static int linear_pwait(xchg_call *c, void *p)
 {
-    (void)c;
     linear_plan *lp = p;
-    return MPI_Waitall(lp->n, lp->req, MPI_STATUSES_IGNORE);
+    int derr = linear_drain(c, lp);
+    int err = MPI_Waitall(lp->n, lp->req, MPI_STATUSES_IGNORE);
+    return derr != MPI_SUCCESS ? derr : err;
 }
 
 static int linear_ptest(xchg_call *c, void *p, int *flag)
 {
-    (void)c;
     linear_plan *lp = p;
+    if (lp->ntrunc) { /* erroneous counts: complete now, report the truncation */
+        *flag = 1;
+        return linear_pwait(c, p);
+    }
     return MPI_Testall(lp->n, lp->req, flag, MPI_STATUSES_IGNORE);
 }
 

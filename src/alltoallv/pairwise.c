@@ -9,24 +9,34 @@
  * flight per rank: gentle on the network and on memory, best for large
  * messages; P-1 latencies in a row make it slow for small ones.
  */
-#include "xchg_internal.h"
+#include "p2p_common.h"
 
+/* Every step runs on every rank even after an error (a truncated receive,
+ * a self block too large): its partners are waiting for that step. The
+ * first error is returned once the pattern is complete. The receive probes
+ * first (p2p_common.h), the send is nonblocking, so the step cannot
+ * deadlock: each rank's message of step i is out before it waits for its own. */
 int xchg_alltoallv_pairwise(xchg_call *c)
 {
     const int P = c->size, me = c->rank;
     int err = xchg_self_copy(c);
-    for (int i = 1; i < P && err == MPI_SUCCESS; i++) {
-        int dst = (me + i) % P, src = (me - i + P) % P;
-        int sendto = (c->sendcounts[dst] > 0 && c->st.size > 0) ? dst : MPI_PROC_NULL;
-        int recvfrom = (c->recvcounts[src] > 0 && c->rt.size > 0) ? src : MPI_PROC_NULL;
-        if (sendto == MPI_PROC_NULL && recvfrom == MPI_PROC_NULL)
-            continue;
-        err = MPI_Sendrecv(xchg_block_addr(c->sendbuf, c->sdispls[dst], &c->st),
-                           sendto == MPI_PROC_NULL ? 0 : c->sendcounts[dst], c->st.type,
-                           sendto, XCHG_TAG_PAIRWISE,
-                           xchg_block_addr(c->recvbuf, c->rdispls[src], &c->rt),
-                           recvfrom == MPI_PROC_NULL ? 0 : c->recvcounts[src], c->rt.type,
-                           recvfrom, XCHG_TAG_PAIRWISE, c->comm, MPI_STATUS_IGNORE);
+    for (int i = 1; i < P; i++) {
+        int dst = (me + i) % P, src = (me - i + P) % P, e = MPI_SUCCESS;
+        MPI_Request sreq = MPI_REQUEST_NULL;
+        if (c->sendcounts[dst] > 0 && c->st.size > 0)
+            e = MPI_Isend(xchg_block_addr(c->sendbuf, c->sdispls[dst], &c->st),
+                          c->sendcounts[dst], c->st.type, dst, XCHG_TAG_PAIRWISE, c->comm,
+                          &sreq);
+        if (c->recvcounts[src] > 0 && c->rt.size > 0) {
+            int re = xchg_p2p_recv_probed(c, src, XCHG_TAG_PAIRWISE, NULL, "pairwise");
+            if (e == MPI_SUCCESS)
+                e = re;
+        }
+        int we = MPI_Wait(&sreq, MPI_STATUS_IGNORE);
+        if (e == MPI_SUCCESS)
+            e = we;
+        if (err == MPI_SUCCESS)
+            err = e;
     }
     return err;
 }

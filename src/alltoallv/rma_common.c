@@ -9,14 +9,17 @@
 
 /* Every rank must leave init together: a refusal on one rank before a
  * collective would hang the others. */
-static int agree(xchg_call *c, int rc, const char *what)
+int xchg_rma_agree(xchg_call *c, int rc, const char *what)
 {
-    int bad = rc != MPI_SUCCESS, anybad = 0;
+    /* the highest error class of any rank: every rank fails with one class */
+    int bad = 0, anybad = 0;
+    if (rc != MPI_SUCCESS && (MPI_Error_class(rc, &bad) != MPI_SUCCESS || bad <= 0))
+        bad = MPI_ERR_OTHER;
     int arc = MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, c->comm);
     if (arc != MPI_SUCCESS)
         return arc;
     if (anybad && rc == MPI_SUCCESS)
-        return xchg_error_code(MPI_ERR_OTHER, "%s failed on another rank", what);
+        return xchg_error_code(anybad, "%s failed on another rank", what);
     return rc;
 }
 
@@ -62,7 +65,7 @@ int xchg_rma_setup(xchg_call *c, xchg_rma *w, int no_locks)
         w->sstage_bytes = stot;
         w->sstage = xchg_temp_alloc(c, stot, "rma: send staging buffer", &rc);
     }
-    if ((rc = agree(c, rc, "rma window setup")) != MPI_SUCCESS) {
+    if ((rc = xchg_rma_agree(c, rc, "rma window setup")) != MPI_SUCCESS) {
         release(c, w);
         return rc;
     }
@@ -118,7 +121,7 @@ int xchg_rma_setup(xchg_call *c, xchg_rma *w, int no_locks)
         w->sbytes[j] = mine;
         w->rbytes[j] = recvinfo[3 * j + 2];
     }
-    if ((rc = agree(c, rc, "rma size check")) != MPI_SUCCESS) {
+    if ((rc = xchg_rma_agree(c, rc, "rma size check")) != MPI_SUCCESS) {
         release(c, w);
         return rc;
     }

@@ -36,6 +36,9 @@ typedef struct xchg_rma {
     size_t meta_bytes;
 } xchg_rma;
 
+/* Collective: every rank returns an error if any rank's rc is one (the
+ * highest error class; `what` names the step for the others). */
+int xchg_rma_agree(xchg_call *c, int rc, const char *what);
 /* Collective: builds the window on c->comm. no_locks: fence-only use. */
 int xchg_rma_setup(xchg_call *c, xchg_rma *w, int no_locks);
 /* Packs the send blocks into sstage (no-op for a contiguous send type). */

@@ -93,8 +93,10 @@ static int lock_init(xchg_call *c, void **plan)
     lp->mem_bytes = sizeof(MPI_Request) * 2 * (size_t)(lp->nt + lp->no) +
                     sizeof(int) * 2 * (size_t)lp->nt;
     lp->mem = xchg_temp_alloc(c, lp->mem_bytes, "rma_lock: notification requests", &rc);
-    /* From here on failures are local (no further collective in init). */
-    if (lp->mem) {
+    /* A rank without them must not leave alone: the others would wait for
+     * its READY while it frees the window (collective). */
+    rc = xchg_rma_agree(c, rc, "rma_lock: notification setup");
+    if (rc == MPI_SUCCESS) {
         lp->rdy_in = lp->mem;
         lp->done_out = lp->rdy_in + lp->nt;
         lp->rdy_out = lp->done_out + lp->nt;
@@ -172,8 +174,9 @@ static int lock_start(xchg_call *c, void *p)
         rc = MPI_Startall(lp->nt, lp->rdy_in);
     if (rc == MPI_SUCCESS && lp->no)
         rc = MPI_Startall(lp->no, lp->done_in);
-    if (rc == MPI_SUCCESS)
-        rc = xchg_rma_pack(c, &lp->w);
+    /* A packing error is reported, but the protocol goes on: the origins
+     * wait for our READY, the targets for our DONE (wait completes them). */
+    int perr = rc == MPI_SUCCESS ? xchg_rma_pack(c, &lp->w) : MPI_SUCCESS;
     /* the caller's (and in-place start's) stores to recvbuf precede READY */
     if (rc == MPI_SUCCESS)
         rc = MPI_Win_sync(lp->w.win);
@@ -181,7 +184,7 @@ static int lock_start(xchg_call *c, void *p)
         rc = MPI_Startall(lp->no, lp->rdy_out);
     if (rc == MPI_SUCCESS)
         rc = progress(c, lp, 0);
-    return rc;
+    return rc != MPI_SUCCESS ? rc : perr;
 }
 
 static int finish(xchg_call *c, lock_plan *lp)

@@ -8,24 +8,28 @@
  * simultaneous rendezvous bounded at large P (MPICH's "scattered" posts in
  * batches and waits for each batch; a sliding window never idles).
  *
- * It cannot deadlock: every rank posts step i's receive (from rank-i) and
- * send (to rank+i) in the same order, so the oldest pending request in the
- * whole job always has its partner already posted.
+ * It cannot deadlock: see below.
  */
-#include "xchg_internal.h"
+#include "p2p_common.h"
 
+/* Each step posts its send before it probes its receive (p2p_common.h: no
+ * truncation can surface in a wait), so every rank's step-i message is out
+ * before it waits for its own; a window of K >= 2 slots always holds a
+ * request that can complete. Errors (a truncated receive, a self block too
+ * large) are recorded and the steps go on: partners are waiting for them. */
 int xchg_alltoallv_scattered(xchg_call *c)
 {
     const int P = c->size, me = c->rank;
     const int K = c->cs->settings.throttle;
     int err = MPI_SUCCESS;
     size_t rbytes = sizeof(MPI_Request) * (size_t)K;
-    MPI_Request *req = xchg_temp_alloc(c, rbytes, "scattered: request window", &err);
+    MPI_Request *req = xchg_p2p_alloc_small(c, rbytes, "scattered: request window", &err);
     if (!req)
-        return err;
+        return err; /* malloc itself failed */
+    int lerr = err; /* over the limit: taken anyway, reported at the end */
     for (int k = 0; k < K; k++)
         req[k] = MPI_REQUEST_NULL;
-    int active = 0;
+    int active = 0, mpierr = MPI_SUCCESS;
 
     /* A free slot: the first never used, else wait for one to complete. */
     #define SLOT(slotvar)                                                     \
@@ -33,40 +37,43 @@ int xchg_alltoallv_scattered(xchg_call *c)
             if (active < K) {                                                 \
                 slotvar = active++;                                           \
             } else {                                                          \
-                err = xchg_waitany(c, K, req, &slotvar);      \
+                mpierr = xchg_waitany(c, K, req, &slotvar);                    \
                 if (slotvar == MPI_UNDEFINED)                                 \
                     slotvar = 0;                                              \
             }                                                                 \
         } while (0)
 
     err = xchg_self_copy(c);
-    for (int i = 1; i < P && err == MPI_SUCCESS; i++) {
+    for (int i = 1; i < P && mpierr == MPI_SUCCESS; i++) {
         int src = (me - i + P) % P, dst = (me + i) % P, slot = 0;
         if (i % XCHG_POLL_EVERY == 0)
             xchg_select_poll(c);
-        if (c->recvcounts[src] > 0 && c->rt.size > 0) {
-            SLOT(slot);
-            if (err != MPI_SUCCESS)
-                break;
-            err = MPI_Irecv(xchg_block_addr(c->recvbuf, c->rdispls[src], &c->rt),
-                            c->recvcounts[src], c->rt.type, src, XCHG_TAG_SCATTERED,
-                            c->comm, &req[slot]);
-            if (err != MPI_SUCCESS)
-                break;
-        }
         if (c->sendcounts[dst] > 0 && c->st.size > 0) {
             SLOT(slot);
-            if (err != MPI_SUCCESS)
+            if (mpierr != MPI_SUCCESS)
                 break;
-            err = MPI_Isend(xchg_block_addr(c->sendbuf, c->sdispls[dst], &c->st),
-                            c->sendcounts[dst], c->st.type, dst, XCHG_TAG_SCATTERED,
-                            c->comm, &req[slot]);
+            mpierr = MPI_Isend(xchg_block_addr(c->sendbuf, c->sdispls[dst], &c->st),
+                               c->sendcounts[dst], c->st.type, dst, XCHG_TAG_SCATTERED,
+                               c->comm, &req[slot]);
+        }
+        if (mpierr == MPI_SUCCESS && c->recvcounts[src] > 0 && c->rt.size > 0) {
+            SLOT(slot);
+            if (mpierr != MPI_SUCCESS)
+                break;
+            int e = xchg_p2p_recv_probed(c, src, XCHG_TAG_SCATTERED, &req[slot],
+                                         "scattered");
+            if (err == MPI_SUCCESS)
+                err = e;
         }
     }
     #undef SLOT
     int werr = xchg_waitall(c, K, req);
+    if (mpierr == MPI_SUCCESS)
+        mpierr = werr;
     if (err == MPI_SUCCESS)
-        err = werr;
+        err = mpierr;
+    if (err == MPI_SUCCESS)
+        err = lerr;
     xchg_temp_free(c, req, rbytes);
     return err;
 }

@@ -37,6 +37,35 @@ static int check_counts(const int counts[], const int displs[], int P,
     return MPI_SUCCESS;
 }
 
+/* The first peer with a nonempty block (count > 0 of a type with data), or -1. */
+static int first_nonempty(const int counts[], int P, MPI_Datatype type)
+{
+    int size = 0;
+    if (MPI_Type_size(type, &size) != MPI_SUCCESS || size == 0)
+        return -1;
+    for (int i = 0; i < P; i++)
+        if (counts[i] > 0)
+            return i;
+    return -1;
+}
+
+/* A NULL buffer with data to move: MPI_BOTTOM is NULL too, so like MPICH
+ * only a type whose data starts at its origin (true lower bound 0, as every
+ * predefined type) is refused; absolute-address types from MPI_BOTTOM pass. */
+static int check_buffer(const void *buf, const int counts[], int P, MPI_Datatype type,
+                        const char *bname, const char *cname)
+{
+    if (buf)
+        return MPI_SUCCESS;
+    int i = first_nonempty(counts, P, type);
+    MPI_Aint true_lb = 0, true_extent = 0;
+    if (i < 0 || MPI_Type_get_true_extent(type, &true_lb, &true_extent) != MPI_SUCCESS ||
+        true_lb != 0)
+        return MPI_SUCCESS;
+    return xchg_error_code(MPI_ERR_BUFFER, "%s is NULL but %s[%d] is %d", bname, cname, i,
+                           counts[i]);
+}
+
 int xchg_check_comm(MPI_Comm comm, int *P)
 {
     int flag = 0;
@@ -66,11 +95,25 @@ int xchg_check_alltoallv_args(const void *sendbuf, const int sendcounts[],
         return rc;
     if ((rc = check_type(recvtype, "recvtype")) != MPI_SUCCESS)
         return rc;
+    if ((rc = check_buffer(recvbuf, recvcounts, P, recvtype, "recvbuf", "recvcounts")) !=
+        MPI_SUCCESS)
+        return rc;
     if (sendbuf == MPI_IN_PLACE)
         return MPI_SUCCESS; /* send arguments are ignored */
     if ((rc = check_counts(sendcounts, sdispls, P, "sendcounts", "sdispls")) != MPI_SUCCESS)
         return rc;
-    return check_type(sendtype, "sendtype");
+    if ((rc = check_type(sendtype, "sendtype")) != MPI_SUCCESS)
+        return rc;
+    if ((rc = check_buffer(sendbuf, sendcounts, P, sendtype, "sendbuf", "sendcounts")) !=
+        MPI_SUCCESS)
+        return rc;
+    /* The same buffer on both sides: the exchange would overwrite blocks
+     * before sending them (MPICH's MPI_Alltoallv refuses it too). */
+    if (sendbuf && sendbuf == recvbuf && first_nonempty(sendcounts, P, sendtype) >= 0 &&
+        first_nonempty(recvcounts, P, recvtype) >= 0)
+        return xchg_error_code(MPI_ERR_BUFFER, "sendbuf and recvbuf are the same buffer; "
+                               "use MPI_IN_PLACE as sendbuf to exchange in place");
+    return MPI_SUCCESS;
 }
 
 void xchg_block_span(const int counts[], const int displs[], int P,

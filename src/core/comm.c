@@ -60,10 +60,25 @@ static int node_map(xchg_comm_state *st, MPI_Comm node)
     return rc;
 }
 
+void xchg_comm_state_retain(xchg_comm_state *st)
+{
+    __atomic_add_fetch(&st->refs, 1, __ATOMIC_ACQ_REL);
+}
+
+void xchg_comm_state_release(xchg_comm_state *st)
+{
+    if (__atomic_sub_fetch(&st->refs, 1, __ATOMIC_ACQ_REL) == 0)
+        state_free(st);
+}
+
+/* The caller freed its communicator: a persistent request may still hold
+ * the state (and the private duplicate) until it is freed itself. */
 static int state_delete(MPI_Comm comm, int keyval, void *value, void *extra)
 {
     (void)comm; (void)keyval; (void)extra;
-    state_free((xchg_comm_state *)value);
+    xchg_comm_state *st = value;
+    __atomic_store_n(&st->comm_freed, 1, __ATOMIC_RELEASE);
+    xchg_comm_state_release(st);
     return MPI_SUCCESS;
 }
 
@@ -98,6 +113,7 @@ int xchg_comm_state_get(MPI_Comm comm, xchg_comm_state **state)
     if (!st)
         return xchg_error_code(MPI_ERR_NO_MEM, "out of memory for communicator state");
     st->pcomm = MPI_COMM_NULL;
+    st->refs = 1; /* the attribute's */
     st->last.algo = XCHG_ALGO_INVALID;
     st->last.sparse_algo = XCHG_SPARSE_INVALID;
     rc = MPI_Comm_dup(comm, &st->pcomm);

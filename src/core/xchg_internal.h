@@ -88,11 +88,19 @@ typedef struct xchg_comm_state {
     xchg_stats last;       /* what the last call did */
     void *ext[XCHG_EXT_COUNT];
     void (*ext_free[XCHG_EXT_COUNT])(void *);
+    /* References: the caller's communicator (its attribute) holds one, each
+     * persistent request another, so a request outlives a freed comm. */
+    int refs;
+    int comm_freed;        /* the caller's communicator is gone */
 } xchg_comm_state;
 
 /* Returns the state for comm, creating it (collectively: it duplicates comm)
  * on first use. */
 int xchg_comm_state_get(MPI_Comm comm, xchg_comm_state **state);
+/* One more / one less reference; the last release frees the state (and its
+ * private duplicate, which is collective like MPI_Comm_free). */
+void xchg_comm_state_retain(xchg_comm_state *state);
+void xchg_comm_state_release(xchg_comm_state *state);
 
 /* What the library knows of a datatype. */
 typedef struct xchg_typeinfo {

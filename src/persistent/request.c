@@ -32,6 +32,7 @@ struct xchg_request_s {
     void *plan;                  /* the algorithm's, NULL on the generic path */
     int active;
     int generic_rc;              /* generic path: result of the call in start */
+    int holds_state;             /* holds a reference to c.cs (set once init succeeded) */
 };
 
 static int type_keep(MPI_Datatype t, MPI_Datatype *out)
@@ -61,8 +62,18 @@ static void request_destroy(struct xchg_request_s *r)
         xchg_temp_free(&r->c, r->ip_buf, r->ip_bytes);
     type_release(&r->stype);
     type_release(&r->rtype);
+    if (r->holds_state)
+        xchg_comm_state_release(r->c.cs);
     free(r->arrays);
     free(r);
+}
+
+/* Where the request's errors go: the caller's communicator, or, once the
+ * caller has freed it, MPI_COMM_SELF (as for errors without a communicator:
+ * the request itself keeps working on its own reference to the state). */
+static MPI_Comm error_comm(const struct xchg_request_s *r)
+{
+    return __atomic_load_n(&r->c.cs->comm_freed, __ATOMIC_ACQUIRE) ? MPI_COMM_NULL : r->comm;
 }
 
 static int init(xchg_algo algo, int from_env, const void *sendbuf, const int sendcounts[],
@@ -159,6 +170,11 @@ static int init(xchg_algo algo, int from_env, const void *sendbuf, const int sen
         request_destroy(r);
         return xchg_raise(comm, rc);
     }
+    /* The request keeps the state (and its private communicator) alive
+     * even if the caller frees comm first, as MPI keeps a communicator for
+     * its pending persistent requests. */
+    xchg_comm_state_retain(cs);
+    r->holds_state = 1;
     *req = r;
     return MPI_SUCCESS;
 }
@@ -197,7 +213,7 @@ static int complete(struct xchg_request_s *r, int rc)
     cs->last.sparse_algo = XCHG_SPARSE_INVALID;
     cs->last.temp_bytes = r->c.temp_peak;
     cs->last.calls = cs->calls;
-    return xchg_raise(r->comm, rc);
+    return xchg_raise(error_comm(r), rc);
 }
 
 int xchg_start(xchg_request r)
@@ -205,7 +221,7 @@ int xchg_start(xchg_request r)
     if (!r)
         return null_request("xchg_start");
     if (r->active)
-        return xchg_raise(r->comm, xchg_error_code(MPI_ERR_REQUEST, "xchg_start: the request "
+        return xchg_raise(error_comm(r), xchg_error_code(MPI_ERR_REQUEST, "xchg_start: the request "
                           "is already active (complete it with xchg_wait or xchg_test "
                           "first)"));
     xchg_call *c = &r->c;
@@ -219,8 +235,14 @@ int xchg_start(xchg_request r)
     int rc;
     if (r->algo->persist) {
         rc = r->algo->persist->start(c, r->plan);
-        if (rc != MPI_SUCCESS) /* nothing left in flight that we could wait for */
+        if (rc != MPI_SUCCESS) {
+            /* The start may have set operations in flight (MPI_Startall,
+             * a fence) and partners wait for this exchange: complete it
+             * before the request becomes inactive, so it stays usable and
+             * nothing is left running. The start's error is the one reported. */
+            r->algo->persist->wait(c, r->plan);
             return complete(r, rc);
+        }
     } else {
         r->generic_rc = r->algo->run(c);
     }
@@ -232,7 +254,7 @@ int xchg_wait(xchg_request r)
     if (!r)
         return null_request("xchg_wait");
     if (!r->active)
-        return xchg_raise(r->comm, xchg_error_code(MPI_ERR_REQUEST, "xchg_wait: the request "
+        return xchg_raise(error_comm(r), xchg_error_code(MPI_ERR_REQUEST, "xchg_wait: the request "
                           "is not active (call xchg_start first)"));
     int rc = r->algo->persist ? r->algo->persist->wait(&r->c, r->plan) : r->generic_rc;
     return complete(r, rc);
@@ -243,10 +265,10 @@ int xchg_test(xchg_request r, int *flag)
     if (!r)
         return null_request("xchg_test");
     if (!flag)
-        return xchg_raise(r->comm, xchg_error_code(MPI_ERR_ARG, "xchg_test: flag is NULL"));
+        return xchg_raise(error_comm(r), xchg_error_code(MPI_ERR_ARG, "xchg_test: flag is NULL"));
     *flag = 0;
     if (!r->active)
-        return xchg_raise(r->comm, xchg_error_code(MPI_ERR_REQUEST, "xchg_test: the request "
+        return xchg_raise(error_comm(r), xchg_error_code(MPI_ERR_REQUEST, "xchg_test: the request "
                           "is not active (call xchg_start first)"));
     int rc = MPI_SUCCESS, done = 1;
     if (r->algo->persist) {
@@ -267,13 +289,13 @@ int xchg_request_free(xchg_request *req)
         return null_request("xchg_request_free");
     struct xchg_request_s *r = *req;
     if (r->active)
-        return xchg_raise(r->comm, xchg_error_code(MPI_ERR_REQUEST, "xchg_request_free: the "
+        return xchg_raise(error_comm(r), xchg_error_code(MPI_ERR_REQUEST, "xchg_request_free: the "
                           "request is active (complete it with xchg_wait or xchg_test "
                           "first)"));
     int rc = MPI_SUCCESS;
     if (r->algo->persist)
         rc = r->algo->persist->free(&r->c, r->plan);
-    MPI_Comm comm = r->comm;
+    MPI_Comm comm = error_comm(r); /* before the state may go */
     request_destroy(r);
     *req = XCHG_REQUEST_NULL;
     return xchg_raise(comm, rc);
@@ -291,8 +313,11 @@ int xchg_persist_oneshot(const xchg_persist_ops *ops, xchg_call *c)
     if (rc != MPI_SUCCESS)
         return rc;
     rc = ops->start(c, plan);
+    /* wait even after a failed start: it completes what the start set in
+     * flight (the partners' side of the exchange); the first error wins */
+    int wrc = ops->wait(c, plan);
     if (rc == MPI_SUCCESS)
-        rc = ops->wait(c, plan);
+        rc = wrc;
     int frc = ops->free(c, plan);
     return rc != MPI_SUCCESS ? rc : frc;
 }
