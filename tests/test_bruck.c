@@ -139,14 +139,21 @@ int main(int argc, char **argv)
     /* 1. padded refusal, all ranks limited, then one rank limited */
     xchg_algo padded[] = {XCHG_ALGO_PADDED_ALLTOALL, XCHG_ALGO_BRUCK_PADDED};
     for (int a = 0; a < 2; a++) {
-        for (int only0 = 0; only0 < 2; only0++) {
+        /* mode 0: all ranks set the limit; 1: rank 0 only (agreed: all use
+         * it); 2: the last rank alone short of memory (the test-only,
+         * unagreed XCHG_FAULT_TEMP_LIMIT): the padded budget agreement must
+         * make every rank refuse together */
+        for (int mode = 0; mode < 3; mode++) {
             const char *name = xchg_algo_name(padded[a]);
             char lim[32]; /* half the padded blocks alone: both must refuse */
             snprintf(lim, sizeof lim, "%d", 512 * P);
-            int rc = run_env(padded[a], &b, "XCHG_MAX_TEMP_BYTES",
-                             !only0 || rank == 0 ? lim : NULL);
+            int rc = run_env(padded[a], &b,
+                             mode == 2 ? "XCHG_FAULT_TEMP_LIMIT" : "XCHG_MAX_TEMP_BYTES",
+                             mode == 0 || (mode == 1 && rank == 0) ||
+                                     (mode == 2 && rank == P - 1) ? lim : NULL);
             snprintf(w, sizeof w, "%s, limit %s on %s: MPI_ERR_NO_MEM naming the limit, "
-                     "got class %d (%s)", name, lim, only0 ? "rank 0" : "all ranks",
+                     "got class %d (%s)", name, lim,
+                     mode == 0 ? "all ranks" : mode == 1 ? "rank 0" : "the last rank (fault)",
                      err_class(rc), msg_of(rc));
             check(w, err_class(rc) == MPI_ERR_NO_MEM &&
                      strstr(msg_of(rc), "XCHG_MAX_TEMP_BYTES") != NULL);

@@ -419,12 +419,12 @@ static void errors(void)
         int to = (rank + 1) % P, cnt = 2;
         l.n = 0;
         int rc = xchg_sparse_exchange(1, &to, buf, &cnt, zero, MPI_INT, collect_cb, &l, ecomm);
+        xchg_stats st;
+        xchg_get_stats(ecomm, &st); /* the communicator the exchange ran on */
         MPI_Comm_free(&ecomm);
         CHECK(rc == MPI_SUCCESS && l.n == 1 && l.m[0].source == (rank + P - 1) % P,
               "XCHG_SPARSE_ALGO=%s: rc %d, %d messages",
               xchg_sparse_algo_name(xchg_sparse_algo_at(a)), rc, l.n);
-        xchg_stats st;
-        xchg_get_stats(comm, &st);
         CHECK(st.sparse_algo == (int)xchg_sparse_algo_at(a) && st.algo == XCHG_ALGO_INVALID,
               "XCHG_SPARSE_ALGO=%s: xchg_get_stats says sparse_algo %d",
               xchg_sparse_algo_name(xchg_sparse_algo_at(a)), st.sparse_algo);

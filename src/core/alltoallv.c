@@ -243,7 +243,7 @@ static int run(xchg_algo algo, int from_env, const void *sendbuf, const int send
     c.cs = cs;
     c.rank = cs->rank;
     c.size = cs->size;
-    c.temp_limit = cs->settings.max_temp_bytes;
+    c.temp_limit = xchg_temp_limit_of(cs);
 
     rc = xchg_check_alltoallv_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                                    recvcounts, rdispls, recvtype, comm);

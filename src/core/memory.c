@@ -12,6 +12,23 @@
 
 #include <stdlib.h>
 
+size_t xchg_temp_limit_of(const xchg_comm_state *cs)
+{
+    size_t limit = cs->settings.max_temp_bytes;
+    /* Fault injection for tests only: XCHG_FAULT_TEMP_LIMIT lowers this
+     * rank's limit for the calls made while it is set, without agreement,
+     * as a node short of memory would (tests/test_robust.c, test_bruck.c).
+     * Read per call on purpose; never set it in production. */
+    const char *f = getenv("XCHG_FAULT_TEMP_LIMIT");
+    if (f && *f) {
+        char *end;
+        unsigned long long v = strtoull(f, &end, 10);
+        if (*end == '\0' && v < limit)
+            limit = (size_t)v;
+    }
+    return limit;
+}
+
 void *xchg_temp_alloc(xchg_call *c, size_t bytes, const char *what, int *err)
 {
     if (bytes > c->temp_limit || c->temp_cur > c->temp_limit - bytes) {

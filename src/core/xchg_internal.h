@@ -261,6 +261,9 @@ int xchg_waitany(xchg_call *c, int n, MPI_Request req[], int *index);
  * xchg_temp_free and the same byte count. */
 void *xchg_temp_alloc(xchg_call *c, size_t bytes, const char *what, int *err);
 void xchg_temp_free(xchg_call *c, void *p, size_t bytes);
+/* The limit of a call on cs: the agreed XCHG_MAX_TEMP_BYTES, or lower on a
+ * rank where the test-only XCHG_FAULT_TEMP_LIMIT is set (memory.c). */
+size_t xchg_temp_limit_of(const xchg_comm_state *cs);
 
 /* MPI_SUCCESS if type is committed (or predefined), an error otherwise. */
 int xchg_type_check_committed(MPI_Datatype type);

@@ -130,7 +130,7 @@ static int init(xchg_algo algo, int from_env, const void *sendbuf, const int sen
     c->cs = cs;
     c->rank = cs->rank;
     c->size = P;
-    c->temp_limit = cs->settings.max_temp_bytes;
+    c->temp_limit = xchg_temp_limit_of(cs);
     rc = type_keep(recvtype, &r->rtype);
     if (rc == MPI_SUCCESS)
         rc = xchg_typeinfo_get(r->rtype, &c->rt);

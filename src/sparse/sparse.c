@@ -323,7 +323,7 @@ static int run(xchg_sparse_algo algo, int from_env, int ndest, const int dests[]
     s.tag_data = base + XCHG_SPARSE_TAG_DATA;
     s.tag_barrier = base + XCHG_SPARSE_TAG_BARRIER;
     s.mem.rank = s.rank;
-    s.mem.temp_limit = cs->settings.max_temp_bytes;
+    s.mem.temp_limit = xchg_temp_limit_of(cs);
     s.fn = fn;
     s.ctx = ctx;
 
