@@ -3,6 +3,8 @@
  */
 #include "a2av_cases.h"
 
+#include <xchg.h>
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -279,4 +281,22 @@ int a2av_case_check(const a2av_case *c, MPI_Comm comm, a2av_runner run, void *ct
     free(got);
     free(refsend);
     return ok;
+}
+
+int a2av_err_class(int rc)
+{
+    int cls = MPI_SUCCESS;
+    if (rc != MPI_SUCCESS)
+        MPI_Error_class(rc, &cls);
+    return cls;
+}
+
+const char *a2av_err_msg(int rc)
+{
+    static char msg[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    msg[0] = 0;
+    if (rc != MPI_SUCCESS)
+        xchg_error_string(rc, msg, &len);
+    return msg;
 }

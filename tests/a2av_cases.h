@@ -41,6 +41,11 @@ int a2av_case_build(a2av_case *c, MPI_Comm comm, const char *pattern,
                     unsigned seed);
 void a2av_case_free(a2av_case *c);
 
+/* The MPI error class of an xchg return code (MPI_SUCCESS for success), and
+ * its message (xchg_error_string; "" for success), in a static buffer. */
+int a2av_err_class(int rc);
+const char *a2av_err_msg(int rc);
+
 /* The exchange under test: MPI_Alltoallv's signature plus a context. */
 typedef int (*a2av_runner)(void *ctx, const void *sendbuf, const int sendcounts[],
                            const int sdispls[], MPI_Datatype sendtype, void *recvbuf,

@@ -22,6 +22,7 @@
  * A hang fails through the CTest timeout. Prints "N passed, M failed".
  */
 #include "xchg.h"
+#include "a2av_cases.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,24 +39,6 @@ static void check(const char *what, int ok)
         nfail++;
         fprintf(stderr, "FAIL [rank %d] %s\n", rank, what);
     }
-}
-
-static int cls_of(int rc)
-{
-    int c = MPI_SUCCESS;
-    if (rc != MPI_SUCCESS)
-        MPI_Error_class(rc, &c);
-    return c;
-}
-
-static const char *msg_of(int rc)
-{
-    static char msg[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    msg[0] = 0;
-    if (rc != MPI_SUCCESS)
-        xchg_error_string(rc, msg, &len);
-    return msg;
 }
 
 static int same_everywhere(int v)
@@ -185,16 +168,16 @@ static MPI_Comm comm_with(const char *var, const char *val, int set_here)
 static void expect_agreed(const char *what, int rc, int want, int bad_rank, const char *own)
 {
     char w[600], name[32];
-    int cls = cls_of(rc);
+    int cls = a2av_err_class(rc);
     snprintf(name, sizeof name, "rank %d", bad_rank);
     snprintf(w, sizeof w, "%s: class %d, expected %d on every rank (%s)", what, cls, want,
-             msg_of(rc));
+             a2av_err_msg(rc));
     check(w, cls == want);
     check(w, same_everywhere(cls));
     if (P > 1) {
-        snprintf(w, sizeof w, "%s: message \"%s\" names %s", what, msg_of(rc),
+        snprintf(w, sizeof w, "%s: message \"%s\" names %s", what, a2av_err_msg(rc),
                  rank == bad_rank ? own : name);
-        check(w, strstr(msg_of(rc), rank == bad_rank ? own : name) != NULL);
+        check(w, strstr(a2av_err_msg(rc), rank == bad_rank ? own : name) != NULL);
     }
 }
 
@@ -228,7 +211,7 @@ static void one_rank_errors(void)
         expect_agreed(w, rc, MPI_ERR_TYPE, 0, "recvtype");
         rc = run(algos[i], &b, comm);
         snprintf(w, sizeof w, "%s: a good call after the agreed errors (%s)", name,
-                 msg_of(rc));
+                 a2av_err_msg(rc));
         check(w, rc == MPI_SUCCESS && correct(&b));
     }
     /* persistent init: its allreduce carries the error */
@@ -258,7 +241,7 @@ static void check_mode(void)
     for (int i = 0; i < 3; i++) {
         const char *name = algos[i] == XCHG_ALGO_AUTO ? "auto" : xchg_algo_name(algos[i]);
         int rc = run(algos[i], &b, comm);
-        snprintf(w, sizeof w, "XCHG_CHECK=1, %s, good counts: correct (%s)", name, msg_of(rc));
+        snprintf(w, sizeof w, "XCHG_CHECK=1, %s, good counts: correct (%s)", name, a2av_err_msg(rc));
         check(w, rc == MPI_SUCCESS && correct(&b));
         const int bad = P - 1;
         if (rank == bad)
@@ -275,10 +258,10 @@ static void check_mode(void)
         b.rc[0] = b.n;
         snprintf(w, sizeof w, "XCHG_CHECK=1, %s, rank 1 expects more than rank 0 sends: "
                  "MPI_ERR_ARG everywhere, naming both ranks and counts (%s)", name,
-                 msg_of(rcode));
-        check(w, cls_of(rcode) == MPI_ERR_ARG && same_everywhere(cls_of(rcode)) &&
-                 strstr(msg_of(rcode), "rank 0 sends 8 bytes to rank 1") &&
-                 strstr(msg_of(rcode), "expects 12 bytes"));
+                 a2av_err_msg(rcode));
+        check(w, a2av_err_class(rcode) == MPI_ERR_ARG && same_everywhere(a2av_err_class(rcode)) &&
+                 strstr(a2av_err_msg(rcode), "rank 0 sends 8 bytes to rank 1") &&
+                 strstr(a2av_err_msg(rcode), "expects 12 bytes"));
         check("the receive buffer is untouched after a check-mode refusal",
               b.rb[0] == -1);
         /* rank 1 expects 1 int (4 bytes) from rank 0, which sends 2 (8) */
@@ -287,10 +270,10 @@ static void check_mode(void)
         rcode = run(algos[i], &b, comm);
         b.rc[0] = b.n;
         snprintf(w, sizeof w, "XCHG_CHECK=1, %s, rank 0 sends more than rank 1 expects: "
-                 "MPI_ERR_TRUNCATE everywhere (%s)", name, msg_of(rcode));
-        check(w, cls_of(rcode) == MPI_ERR_TRUNCATE && same_everywhere(cls_of(rcode)) &&
-                 strstr(msg_of(rcode), "rank 0 sends 8 bytes to rank 1") &&
-                 strstr(msg_of(rcode), "expects 4 bytes"));
+                 "MPI_ERR_TRUNCATE everywhere (%s)", name, a2av_err_msg(rcode));
+        check(w, a2av_err_class(rcode) == MPI_ERR_TRUNCATE && same_everywhere(a2av_err_class(rcode)) &&
+                 strstr(a2av_err_msg(rcode), "rank 0 sends 8 bytes to rank 1") &&
+                 strstr(a2av_err_msg(rcode), "expects 4 bytes"));
     }
     /* sparse: one rank's bad destination is agreed in the check mode */
     {
@@ -326,7 +309,7 @@ static void differing_settings(void)
     rc = run(XCHG_ALGO_AUTO, &b, c);
     xchg_get_stats(c, &st);
     snprintf(w, sizeof w, "XCHG_ALLTOALLV_ALGO differing: rank 0's (pairwise) runs "
-             "everywhere (%s)", msg_of(rc));
+             "everywhere (%s)", a2av_err_msg(rc));
     check(w, rc == MPI_SUCCESS && correct(&b) && st.algo == XCHG_ALGO_PAIRWISE);
     MPI_Comm_free(&c);
 
@@ -335,8 +318,8 @@ static void differing_settings(void)
     capture_end("");
     rc = run(XCHG_ALGO_AUTO, &b, c);
     snprintf(w, sizeof w, "XCHG_ALLTOALLV_ALGO unknown on rank 0: MPI_ERR_ARG everywhere (%s)",
-             msg_of(rc));
-    check(w, cls_of(rc) == MPI_ERR_ARG && strstr(msg_of(rc), "XCHG_ALLTOALLV_ALGO"));
+             a2av_err_msg(rc));
+    check(w, a2av_err_class(rc) == MPI_ERR_ARG && strstr(a2av_err_msg(rc), "XCHG_ALLTOALLV_ALGO"));
     MPI_Comm_free(&c);
 
     /* XCHG_BRUCK_RADIX: 2 on rank 0, 3 elsewhere: one protocol */
@@ -344,7 +327,7 @@ static void differing_settings(void)
     ok = capture_end("XCHG_BRUCK_RADIX differs");
     check("XCHG_BRUCK_RADIX differing: rank 0 warns naming it", P == 1 || ok);
     rc = run(XCHG_ALGO_BRUCK_RADIX, &b, c);
-    snprintf(w, sizeof w, "XCHG_BRUCK_RADIX differing: correct (%s)", msg_of(rc));
+    snprintf(w, sizeof w, "XCHG_BRUCK_RADIX differing: correct (%s)", a2av_err_msg(rc));
     check(w, rc == MPI_SUCCESS && correct(&b));
     MPI_Comm_free(&c);
 
@@ -354,15 +337,15 @@ static void differing_settings(void)
     check("XCHG_MAX_TEMP_BYTES differing: rank 0 warns naming it", P == 1 || ok);
     rc = run(XCHG_ALGO_LINEAR, &b, c);
     snprintf(w, sizeof w, "XCHG_MAX_TEMP_BYTES=1 on rank 0 only: MPI_ERR_NO_MEM everywhere "
-             "(%s)", msg_of(rc));
-    check(w, P == 1 || (cls_of(rc) == MPI_ERR_NO_MEM && same_everywhere(cls_of(rc))));
+             "(%s)", a2av_err_msg(rc));
+    check(w, P == 1 || (a2av_err_class(rc) == MPI_ERR_NO_MEM && same_everywhere(a2av_err_class(rc))));
     MPI_Comm_free(&c);
 
     /* XCHG_RANKS_PER_NODE: 1 on rank 0, 2 elsewhere */
     c = comm_with("XCHG_RANKS_PER_NODE", only0 ? "1" : "2", 1);
     capture_end("");
     rc = run(XCHG_ALGO_HIERARCHICAL, &b, c);
-    snprintf(w, sizeof w, "XCHG_RANKS_PER_NODE differing: correct (%s)", msg_of(rc));
+    snprintf(w, sizeof w, "XCHG_RANKS_PER_NODE differing: correct (%s)", a2av_err_msg(rc));
     check(w, rc == MPI_SUCCESS && correct(&b));
     MPI_Comm_free(&c);
 
@@ -373,7 +356,7 @@ static void differing_settings(void)
         int to = (rank + 1) % P, cnt = 1, zero = 0, v = rank;
         xchg_sparse_result r;
         rc = xchg_sparse_exchange_result(1, &to, &v, &cnt, &zero, MPI_INT, &r, c);
-        snprintf(w, sizeof w, "XCHG_SPARSE_ALGO differing: correct (%s)", msg_of(rc));
+        snprintf(w, sizeof w, "XCHG_SPARSE_ALGO differing: correct (%s)", a2av_err_msg(rc));
         check(w, rc == MPI_SUCCESS && r.nsources == 1 && r.sources[0] == (rank + P - 1) % P &&
                      ((int *)r.recvbuf)[0] == (rank + P - 1) % P);
         if (rc == MPI_SUCCESS)
@@ -415,7 +398,7 @@ static void bad_values(void)
         check(w, warned);
         int rc = run(cases[i].algo, &b, c);
         snprintf(w, sizeof w, "%s=%s rejected: the default is used, a good call (%s)",
-                 cases[i].var, cases[i].val, msg_of(rc));
+                 cases[i].var, cases[i].val, a2av_err_msg(rc));
         check(w, rc == MPI_SUCCESS && correct(&b));
         MPI_Comm_free(&c);
     }

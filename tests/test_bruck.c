@@ -16,6 +16,7 @@
  * Every failure is printed; the exit code is non-zero on any.
  */
 #include "xchg.h"
+#include "a2av_cases.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,24 +29,6 @@ static void check(const char *what, int ok)
     if (!ok)
         fprintf(stderr, "FAIL [rank %d] %s\n", rank, what);
     ok ? npass++ : nfail++;
-}
-
-static int err_class(int rc)
-{
-    int cls = MPI_SUCCESS;
-    if (rc != MPI_SUCCESS)
-        MPI_Error_class(rc, &cls);
-    return cls;
-}
-
-static const char *msg_of(int rc)
-{
-    static char msg[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    msg[0] = 0;
-    if (rc != MPI_SUCCESS)
-        xchg_error_string(rc, msg, &len);
-    return msg;
 }
 
 /* n ints from every rank to every rank; value encodes (source, dest, k). */
@@ -120,7 +103,7 @@ static void usable_after(const char *label, xchg_algo a, bufs *b, MPI_Comm comm)
 {
     char w[200];
     int rc = run(a, b, comm);
-    snprintf(w, sizeof w, "%s: next call succeeds (%s)", label, msg_of(rc));
+    snprintf(w, sizeof w, "%s: next call succeeds (%s)", label, a2av_err_msg(rc));
     check(w, rc == MPI_SUCCESS && correct(b));
 }
 
@@ -154,9 +137,9 @@ int main(int argc, char **argv)
             snprintf(w, sizeof w, "%s, limit %s on %s: MPI_ERR_NO_MEM naming the limit, "
                      "got class %d (%s)", name, lim,
                      mode == 0 ? "all ranks" : mode == 1 ? "rank 0" : "the last rank (fault)",
-                     err_class(rc), msg_of(rc));
-            check(w, err_class(rc) == MPI_ERR_NO_MEM &&
-                     strstr(msg_of(rc), "XCHG_MAX_TEMP_BYTES") != NULL);
+                     a2av_err_class(rc), a2av_err_msg(rc));
+            check(w, a2av_err_class(rc) == MPI_ERR_NO_MEM &&
+                     strstr(a2av_err_msg(rc), "XCHG_MAX_TEMP_BYTES") != NULL);
             /* refused before any data moved */
             check("refusal leaves recvbuf untouched", b.rb[0] == -1);
             usable_after(name, padded[a], &b, comm);
@@ -165,7 +148,7 @@ int main(int argc, char **argv)
         snprintf(w, sizeof w, "%d", 3 * P * 1024 + 4096);
         int rc = run_env(padded[a], &b, "XCHG_MAX_TEMP_BYTES", w);
         snprintf(w, sizeof w, "%s under a sufficient limit (%s)", xchg_algo_name(padded[a]),
-                 msg_of(rc));
+                 a2av_err_msg(rc));
         check(w, rc == MPI_SUCCESS && correct(&b));
         xchg_stats st = env_stats;
         snprintf(w, sizeof w, "%s reports its padded buffers (%zu bytes)",
@@ -182,11 +165,11 @@ int main(int argc, char **argv)
             /* set on rank 0 only: agreed, so every rank takes rank 0's */
             int rc = run_env(twop[a], &b, "XCHG_MAX_TEMP_BYTES",
                              rank == 0 ? limits[l] : NULL);
-            int cls = err_class(rc);
+            int cls = a2av_err_class(rc);
             /* rank 0 holds P KiB and more, except alone with its one block */
             int must_fail = rank == 0 && (size_t)atol(limits[l]) < (size_t)P * 1024;
             snprintf(w, sizeof w, "%s, limit %s on rank 0: got class %d (%s)", name,
-                     limits[l], cls, msg_of(rc));
+                     limits[l], cls, a2av_err_msg(rc));
             check(w, must_fail ? cls == MPI_ERR_NO_MEM
                                : (cls == MPI_ERR_NO_MEM || (cls == MPI_SUCCESS && correct(&b))));
             usable_after(name, twop[a], &b, comm);
@@ -200,11 +183,11 @@ int main(int argc, char **argv)
             if (rank == t)
                 b.rc[0] = b.n - 1;
             int rc = run(trunc[a], &b, comm);
-            int cls = err_class(rc);
+            int cls = a2av_err_class(rc);
             snprintf(w, sizeof w, "%s, recvcounts[0] short on rank %d: got class %d (%s)",
-                     xchg_algo_name(trunc[a]), t, cls, msg_of(rc));
+                     xchg_algo_name(trunc[a]), t, cls, a2av_err_msg(rc));
             if (rank == t)
-                check(w, cls == MPI_ERR_TRUNCATE && strstr(msg_of(rc), "recvcounts[0]") &&
+                check(w, cls == MPI_ERR_TRUNCATE && strstr(a2av_err_msg(rc), "recvcounts[0]") &&
                          b.rb[b.n - 1] == -1);
             else
                 check(w, cls == MPI_SUCCESS && correct(&b));
@@ -218,7 +201,7 @@ int main(int argc, char **argv)
         const char *radix[] = {"2", "3", "1", "-7", "1000000", "0", "x3", ""};
         for (int i = 0; i < 8; i++) {
             int rc = run_env(XCHG_ALGO_BRUCK_RADIX, &b, "XCHG_BRUCK_RADIX", radix[i]);
-            snprintf(w, sizeof w, "XCHG_BRUCK_RADIX='%s' (%s)", radix[i], msg_of(rc));
+            snprintf(w, sizeof w, "XCHG_BRUCK_RADIX='%s' (%s)", radix[i], a2av_err_msg(rc));
             check(w, rc == MPI_SUCCESS && correct(&b));
         }
     }

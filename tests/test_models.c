@@ -12,6 +12,7 @@
  * are checked by test_alltoallv, which iterates the registry.)
  */
 #include "xchg.h"
+#include "a2av_cases.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,14 +56,6 @@ static int call_truncating(xchg_algo a, int from, char *msg)
     return code;
 }
 
-static int class_of(int code)
-{
-    int cls = MPI_SUCCESS;
-    if (code != MPI_SUCCESS)
-        MPI_Error_class(code, &cls);
-    return cls;
-}
-
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -78,7 +71,7 @@ int main(int argc, char **argv)
         for (int self = 0; self < 2; self++) {
             int from = self ? 0 : P - 1;
             int code = call_truncating(a, from, msg);
-            int cls = class_of(code);
+            int cls = a2av_err_class(code);
             snprintf(what, sizeof what, "%s: %s block too large: MPI_ERR_TRUNCATE on rank 0",
                      names[k], from == 0 ? "self" : "peer");
             check(rank != 0 || cls == MPI_ERR_TRUNCATE, what);

@@ -29,6 +29,7 @@
  * any failure, each printed with its rank.
  */
 #include "xchg.h"
+#include "a2av_cases.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,24 +42,6 @@ static void check(const char *what, int ok)
     if (!ok)
         fprintf(stderr, "FAIL [rank %d] %s\n", rank, what);
     ok ? npass++ : nfail++;
-}
-
-static int err_class(int rc)
-{
-    int cls = MPI_SUCCESS;
-    if (rc != MPI_SUCCESS)
-        MPI_Error_class(rc, &cls);
-    return cls;
-}
-
-static const char *msg_of(int rc)
-{
-    static char msg[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    msg[0] = 0;
-    if (rc != MPI_SUCCESS)
-        xchg_error_string(rc, msg, &len);
-    return msg;
 }
 
 /* n ints to every rank, in slots of `stride` ints (room for more). */
@@ -129,7 +112,7 @@ static void usable_after(const char *label, xchg_algo a, bufs *b, MPI_Comm comm)
     char w[300];
     reset_counts(b);
     int rc = run(a, b, comm);
-    snprintf(w, sizeof w, "%s: the next correct call succeeds (%s)", label, msg_of(rc));
+    snprintf(w, sizeof w, "%s: the next correct call succeeds (%s)", label, a2av_err_msg(rc));
     check(w, rc == MPI_SUCCESS && all_ok(b));
 }
 
@@ -146,29 +129,29 @@ static void section_buffers(MPI_Comm comm)
         int rc = xchg_alltoallv_algo(a, NULL, b.sc, b.sd, MPI_INT, b.rb, b.rc, b.rd, MPI_INT,
                                      comm);
         snprintf(w, sizeof w, "%s: NULL sendbuf with sendcounts > 0: MPI_ERR_BUFFER naming "
-                 "sendbuf (class %d: %s)", name, err_class(rc), msg_of(rc));
-        check(w, err_class(rc) == MPI_ERR_BUFFER && strstr(msg_of(rc), "sendbuf"));
+                 "sendbuf (class %d: %s)", name, a2av_err_class(rc), a2av_err_msg(rc));
+        check(w, a2av_err_class(rc) == MPI_ERR_BUFFER && strstr(a2av_err_msg(rc), "sendbuf"));
         rc = xchg_alltoallv_algo(a, b.sb, b.sc, b.sd, MPI_INT, NULL, b.rc, b.rd, MPI_INT, comm);
         snprintf(w, sizeof w, "%s: NULL recvbuf with recvcounts > 0: MPI_ERR_BUFFER naming "
-                 "recvbuf (class %d: %s)", name, err_class(rc), msg_of(rc));
-        check(w, err_class(rc) == MPI_ERR_BUFFER && strstr(msg_of(rc), "recvbuf"));
+                 "recvbuf (class %d: %s)", name, a2av_err_class(rc), a2av_err_msg(rc));
+        check(w, a2av_err_class(rc) == MPI_ERR_BUFFER && strstr(a2av_err_msg(rc), "recvbuf"));
         rc = xchg_alltoallv_algo(a, MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, NULL, b.rc,
                                  b.rd, MPI_INT, comm);
         snprintf(w, sizeof w, "%s: MPI_IN_PLACE with a NULL recvbuf: MPI_ERR_BUFFER naming "
-                 "recvbuf (class %d: %s)", name, err_class(rc), msg_of(rc));
-        check(w, err_class(rc) == MPI_ERR_BUFFER && strstr(msg_of(rc), "recvbuf"));
+                 "recvbuf (class %d: %s)", name, a2av_err_class(rc), a2av_err_msg(rc));
+        check(w, a2av_err_class(rc) == MPI_ERR_BUFFER && strstr(a2av_err_msg(rc), "recvbuf"));
         memcpy(b.rb, b.sb, sizeof(int) * (size_t)P * 3);
         rc = xchg_alltoallv_algo(a, b.rb, b.sc, b.sd, MPI_INT, b.rb, b.rc, b.rd, MPI_INT, comm);
         snprintf(w, sizeof w, "%s: sendbuf == recvbuf: MPI_ERR_BUFFER pointing to "
-                 "MPI_IN_PLACE (class %d: %s)", name, err_class(rc), msg_of(rc));
-        check(w, err_class(rc) == MPI_ERR_BUFFER && strstr(msg_of(rc), "MPI_IN_PLACE"));
+                 "MPI_IN_PLACE (class %d: %s)", name, a2av_err_class(rc), a2av_err_msg(rc));
+        check(w, a2av_err_class(rc) == MPI_ERR_BUFFER && strstr(a2av_err_msg(rc), "MPI_IN_PLACE"));
         /* nothing to move: NULL buffers and an aliased pair are fine */
         rc = xchg_alltoallv_algo(a, NULL, zero, zero, MPI_INT, b.rb, zero, zero, MPI_INT, comm);
         if (rc == MPI_SUCCESS)
             rc = xchg_alltoallv_algo(a, b.sb, zero, zero, MPI_INT, NULL, zero, zero, MPI_INT,
                                      comm);
         snprintf(w, sizeof w, "%s: a NULL buffer with zero counts is fine (%s)", name,
-                 msg_of(rc));
+                 a2av_err_msg(rc));
         check(w, rc == MPI_SUCCESS);
         usable_after(name, a, &b, comm);
     }
@@ -176,8 +159,8 @@ static void section_buffers(MPI_Comm comm)
     xchg_request req = XCHG_REQUEST_NULL;
     int rc = xchg_alltoallv_init_algo(XCHG_ALGO_LINEAR, NULL, b.sc, b.sd, MPI_INT, b.rb, b.rc,
                                       b.rd, MPI_INT, comm, MPI_INFO_NULL, &req);
-    snprintf(w, sizeof w, "xchg_alltoallv_init: NULL sendbuf: MPI_ERR_BUFFER (%s)", msg_of(rc));
-    check(w, err_class(rc) == MPI_ERR_BUFFER && req == XCHG_REQUEST_NULL);
+    snprintf(w, sizeof w, "xchg_alltoallv_init: NULL sendbuf: MPI_ERR_BUFFER (%s)", a2av_err_msg(rc));
+    check(w, a2av_err_class(rc) == MPI_ERR_BUFFER && req == XCHG_REQUEST_NULL);
     free(zero);
     unmake(&b);
 }
@@ -204,9 +187,9 @@ static void section_truncate(MPI_Comm comm)
             if (rank == t)
                 b.rc[from] = n - 1;
             int rc = run(a, &b, comm);
-            int cls = err_class(rc);
+            int cls = a2av_err_class(rc);
             snprintf(w, sizeof w, "%s: rank %d receives one int less than rank %d sends: "
-                     "class %d (%s)", name, t, from, cls, msg_of(rc));
+                     "class %d (%s)", name, t, from, cls, a2av_err_msg(rc));
             if (rank == t)
                 check(w, cls == MPI_ERR_TRUNCATE &&
                          b.rb[from * b.stride + n - 1] == -1 && b.rb[from * b.stride + n] == -1);
@@ -223,7 +206,7 @@ static void section_truncate(MPI_Comm comm)
             b.rc[0] = n + 1;
         int rc = run(a, &b, comm);
         snprintf(w, sizeof w, "%s: rank %d expects one int more than rank 0 sends: success, "
-                 "only the %d sent written (%s)", name, t, n, msg_of(rc));
+                 "only the %d sent written (%s)", name, t, n, a2av_err_msg(rc));
         check(w, rc == MPI_SUCCESS && all_ok(&b));
         usable_after(name, a, &b, comm);
     }
@@ -270,7 +253,7 @@ static void section_nomem(MPI_Comm comm, int argc, char **argv)
                         setenv("XCHG_FAULT_TEMP_LIMIT", ls, 1);
                     int rc = run(a, &b, comm);
                     unsetenv("XCHG_FAULT_TEMP_LIMIT");
-                    int cls = err_class(rc);
+                    int cls = a2av_err_class(rc);
                     int ok = cls == MPI_ERR_NO_MEM || cls == MPI_ERR_TRUNCATE ||
                              (cls == MPI_SUCCESS && all_ok(&b));
                     if (bad && rank == t)
@@ -279,7 +262,7 @@ static void section_nomem(MPI_Comm comm, int argc, char **argv)
                         ok = ok && cls != MPI_SUCCESS; /* the limit did bite */
                     snprintf(w, sizeof w, "%s, XCHG_FAULT_TEMP_LIMIT=%ld on rank %d (peak %ld), "
                              "%s counts: class %d (%s)", name, lim, lim_rank, peak,
-                             bad ? "short" : "matching", cls, msg_of(rc));
+                             bad ? "short" : "matching", cls, a2av_err_msg(rc));
                     check(w, ok);
                     if (!ok)
                         break; /* one report per series is enough */
@@ -310,7 +293,7 @@ static void section_persistent(void)
         xchg_request req = XCHG_REQUEST_NULL;
         int rc = xchg_alltoallv_init_algo(a, b.sb, b.sc, b.sd, MPI_INT, b.rb, b.rc, b.rd,
                                           MPI_INT, comm, MPI_INFO_NULL, &req);
-        snprintf(w, sizeof w, "%s: init (%s)", name, msg_of(rc));
+        snprintf(w, sizeof w, "%s: init (%s)", name, a2av_err_msg(rc));
         check(w, rc == MPI_SUCCESS);
         if (rc != MPI_SUCCESS)
             continue;
@@ -321,16 +304,16 @@ static void section_persistent(void)
             if (rc == MPI_SUCCESS)
                 rc = xchg_wait(req);
             snprintf(w, sizeof w, "%s: start/wait %d after MPI_Comm_free of its communicator "
-                     "(%s)", name, cycle, msg_of(rc));
+                     "(%s)", name, cycle, a2av_err_msg(rc));
             check(w, rc == MPI_SUCCESS && all_ok(&b));
         }
         rc = xchg_wait(req); /* inactive: raised on MPI_COMM_SELF, which returns */
         snprintf(w, sizeof w, "%s: wait on an inactive request after the comm is freed: "
-                 "MPI_ERR_REQUEST (%s)", name, msg_of(rc));
-        check(w, err_class(rc) == MPI_ERR_REQUEST);
+                 "MPI_ERR_REQUEST (%s)", name, a2av_err_msg(rc));
+        check(w, a2av_err_class(rc) == MPI_ERR_REQUEST);
         rc = xchg_request_free(&req);
         snprintf(w, sizeof w, "%s: request freed after its communicator (%s)", name,
-                 msg_of(rc));
+                 a2av_err_msg(rc));
         check(w, rc == MPI_SUCCESS && req == XCHG_REQUEST_NULL);
 
         /* 2. a bad self block on rank t: its start or wait fails, every
@@ -351,22 +334,22 @@ static void section_persistent(void)
                 rc = xchg_start(req);
                 if (rc == MPI_SUCCESS)
                     rc = xchg_wait(req);
-                int cls = err_class(rc);
+                int cls = a2av_err_class(rc);
                 snprintf(w, sizeof w, "%s: cycle %d with a self block too large on rank %d: "
-                         "class %d (%s)", name, cycle, t, cls, msg_of(rc));
+                         "class %d (%s)", name, cycle, t, cls, a2av_err_msg(rc));
                 if (rank == t)
                     check(w, cls == MPI_ERR_TRUNCATE);
                 else
                     check(w, (cls == MPI_SUCCESS && all_ok(&b)) || cls == MPI_ERR_TRUNCATE);
             }
             rc = xchg_request_free(&req);
-            snprintf(w, sizeof w, "%s: free after failed starts (%s)", name, msg_of(rc));
+            snprintf(w, sizeof w, "%s: free after failed starts (%s)", name, a2av_err_msg(rc));
             check(w, rc == MPI_SUCCESS);
         } else {
             /* an algorithm that checks at init must refuse with the class */
             snprintf(w, sizeof w, "%s: init with a bad self block on rank %d: class %d (%s)",
-                     name, t, err_class(rc), msg_of(rc));
-            check(w, err_class(rc) == MPI_ERR_TRUNCATE || rank != t);
+                     name, t, a2av_err_class(rc), a2av_err_msg(rc));
+            check(w, a2av_err_class(rc) == MPI_ERR_TRUNCATE || rank != t);
         }
         usable_after(name, a, &b, comm);
         MPI_Comm_free(&comm);
