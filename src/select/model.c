@@ -150,6 +150,21 @@ double xchg_model_time(xchg_algo algo, const xchg_model_params *m, const xchg_pa
     }
 }
 
+double xchg_model_agree_time(const xchg_model_params *m, const xchg_pattern_stats *s)
+{
+    /* recursive doubling: a round at distance d stays on the node while d
+     * is below the node size (ranks placed by node); P not a power of two
+     * adds a fold-in and a fold-out between neighbours */
+    const double node = s->node_size > 1 ? (double)s->node_size : 1.0;
+    int p2 = 1;
+    while (p2 * 2 <= s->P)
+        p2 *= 2;
+    double t = p2 < s->P ? 2.0 * (m->alpha_intra + 2.0 * m->overhead) : 0.0;
+    for (int d = 1; d < p2; d *= 2)
+        t += ((double)d < node ? m->alpha_intra : m->alpha) + 2.0 * m->overhead;
+    return t;
+}
+
 /* Every constant of the model, in one place. A refit to another platform
  * (or to the faithful simulation of issue 10) changes only these. */
 void xchg_model_defaults(xchg_model_params *m)

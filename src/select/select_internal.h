@@ -22,6 +22,7 @@ enum {
     XCHG_AF_TABLE_HI,        /* tuning table checksum >> 1 ... */
     XCHG_AF_TABLE_NEG,       /* ... and its negation: equal everywhere iff max == -max(-) */
     XCHG_AF_ERROR_CLASS,     /* reserved: the largest error class of any rank (0: none) */
+    XCHG_AF_NEG_BUDGET,      /* minus the temporary bytes a rank has left: -(smallest) */
     XCHG_AF_NMAX,
     XCHG_AF_SUM_OFF = XCHG_AF_NMAX, /* SUM: bytes sent off-node, all ranks */
     XCHG_AF_SUM_BYTES,       /* SUM: bytes sent, all ranks (self excluded) */
@@ -83,6 +84,8 @@ typedef struct xchg_model_params {
 } xchg_model_params;
 
 void xchg_model_defaults(xchg_model_params *m);
+/* One agreement of the statistics (agree.c's recursive doubling). */
+double xchg_model_agree_time(const xchg_model_params *m, const xchg_pattern_stats *s);
 double xchg_model_time(xchg_algo algo, const xchg_model_params *m,
                        const xchg_pattern_stats *s);
 
