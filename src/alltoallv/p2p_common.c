@@ -1,6 +1,6 @@
 /*
- * p2p_common.c - probe-then-receive for linear, pairwise and scattered (see
- * p2p_common.h for why).
+ * p2p_common.c - truncation-safe receives for linear, pairwise and
+ * scattered (see p2p_common.h for why and how).
  */
 #include "p2p_common.h"
 
@@ -14,6 +14,22 @@ int xchg_p2p_recv_probed(xchg_call *c, int src, int tag, MPI_Request *req, const
     MPI_Status st;
     if (req)
         *req = MPI_REQUEST_NULL;
+    MPI_Count room = (MPI_Count)c->recvcounts[src] * (MPI_Count)c->rt.size;
+    void *dst = xchg_block_addr(c->recvbuf, c->rdispls[src], &c->rt);
+    if (room <= XCHG_P2P_PROBE_ABOVE) {
+        /* A blocking receive reports truncation on its own communicator
+         * and consumes the message (MPICH 4.0.2, Open MPI 4.1.4): no
+         * probe needed. */
+        int err = MPI_Recv(dst, c->recvcounts[src], c->rt.type, src, tag, c->comm, &st);
+        int cls = MPI_SUCCESS;
+        if (err != MPI_SUCCESS)
+            MPI_Error_class(err, &cls);
+        if (cls == MPI_ERR_TRUNCATE)
+            return xchg_error_code(MPI_ERR_TRUNCATE, "%s: rank %d receives more than %lld "
+                                   "bytes from rank %d, all recvcounts[%d] holds", who,
+                                   c->rank, (long long)room, src, src);
+        return err;
+    }
     int err = MPI_Probe(src, tag, c->comm, &st);
     if (err != MPI_SUCCESS)
         return err;
@@ -30,7 +46,6 @@ int xchg_p2p_recv_probed(xchg_call *c, int src, int tag, MPI_Request *req, const
         bytes = n;
     }
 #endif
-    MPI_Count room = (MPI_Count)c->recvcounts[src] * (MPI_Count)c->rt.size;
     if (bytes > room) {
         /* The one message from src with this tag: nothing else of this call
          * can match first, so the zero-count receive drains exactly it. */
@@ -39,7 +54,6 @@ int xchg_p2p_recv_probed(xchg_call *c, int src, int tag, MPI_Request *req, const
                                "%d but recvcounts[%d] holds only %lld", who, c->rank,
                                (long long)bytes, src, src, (long long)room);
     }
-    void *dst = xchg_block_addr(c->recvbuf, c->rdispls[src], &c->rt);
     if (req)
         return MPI_Irecv(dst, c->recvcounts[src], c->rt.type, src, tag, c->comm, req);
     return MPI_Recv(dst, c->recvcounts[src], c->rt.type, src, tag, c->comm, MPI_STATUS_IGNORE);

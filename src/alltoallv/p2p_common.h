@@ -5,23 +5,42 @@
  * A receive posted for fewer bytes than arrive fails with MPI_ERR_TRUNCATE
  * when it completes, and MPICH raises completion errors of MPI_Wait* on
  * MPI_COMM_WORLD's error handler (fatal by default), not on our private
- * communicator. So these algorithms probe each message first: one that fits
- * is received into the user's block (no truncation possible), one that does
- * not is drained by a zero-count MPI_Recv, whose truncation MPI reports on
- * the private communicator (MPI_ERRORS_RETURN), and the caller records
- * MPI_ERR_TRUNCATE and goes on, so its partners are never left waiting.
+ * communicator (measured with MPICH 4.0.2: MPI_Wait, Waitall, Waitany,
+ * Waitsome, Testall and Request_get_status all abort). A blocking MPI_Recv
+ * does report truncation on its own communicator (MPI_ERRORS_RETURN on the
+ * private one), having consumed the message. So a small block (up to
+ * XCHG_P2P_PROBE_ABOVE bytes, where messages travel eagerly) is received
+ * with a blocking MPI_Recv: the senders posted first, so it waits only for
+ * that message's flight, and costs what a posted receive costs. A larger
+ * block is probed first, then received nonblocking (overlapping the
+ * transfers) if it fits; a message that does not fit is drained by a
+ * zero-count MPI_Recv. Either way the caller records MPI_ERR_TRUNCATE and
+ * goes on, so its partners are never left waiting. (Probing every message
+ * cost one MPI_Probe each: linear at P=64, 16 B, took 30.3 us instead of
+ * 25.2 in simulation.)
  */
 #ifndef XCHG_P2P_COMMON_H
 #define XCHG_P2P_COMMON_H
 
 #include "xchg_internal.h"
 
-/* Probes the message from src with tag (blocking) and then receives it:
- * into recvbuf's block from src, nonblocking into *req when req is not
- * NULL (else blocking), if it fits; else drains it (*req stays
- * MPI_REQUEST_NULL) and returns MPI_ERR_TRUNCATE naming recvcounts[src].
- * `who` names the algorithm in the message. */
+/* Receives the message from src with tag into recvbuf's block from src:
+ * small blocks at once (blocking), larger ones probed (blocking) and then
+ * received nonblocking into *req when req is not NULL (else blocking) if
+ * they fit, else drained. *req is MPI_REQUEST_NULL when nothing is left to
+ * wait for. A message too large gives MPI_ERR_TRUNCATE naming
+ * recvcounts[src]. `who` names the algorithm in the message. */
+#define XCHG_P2P_PROBE_ABOVE 16384
 int xchg_p2p_recv_probed(xchg_call *c, int src, int tag, MPI_Request *req, const char *who);
+
+/* A drained message's error: record it and go on (others: stop). */
+static inline int xchg_p2p_is_truncate(int e)
+{
+    int cls = MPI_SUCCESS;
+    if (e != MPI_SUCCESS)
+        MPI_Error_class(e, &cls);
+    return e != MPI_SUCCESS && cls == MPI_ERR_TRUNCATE;
+}
 
 /* Bookkeeping memory (request arrays: bytes per peer) taken even over
  * XCHG_MAX_TEMP_BYTES, still counted, since refusing it on one rank would
