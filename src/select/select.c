@@ -147,6 +147,7 @@ static void local_fields(const xchg_call *c, long long *f)
     f[XCHG_AF_ERROR_CLASS] = (long long)xchg_agree_flag(c->rank, c->size, c->arg_err);
     size_t avail = c->temp_cur < c->temp_limit ? c->temp_limit - c->temp_cur : 0;
     f[XCHG_AF_NEG_BUDGET] = -(long long)(avail > (size_t)LLONG_MAX ? (size_t)LLONG_MAX : avail);
+    f[XCHG_AF_MAX_POSTS] = snnz + rnnz;
     f[XCHG_AF_SUM_OFF] = soff;
     f[XCHG_AF_SUM_BYTES] = sbytes - (long long)c->sendcounts[c->rank] * c->st.size;
 }
@@ -166,6 +167,7 @@ void xchg_pattern_stats_from(xchg_pattern_stats *s, const long long *f, int P, i
     s->max_nnz = s->max_send_nnz > s->max_recv_nnz ? s->max_send_nnz : s->max_recv_nnz;
     s->max_off_send = f[XCHG_AF_MAX_OFF_SEND];
     s->max_off_recv = f[XCHG_AF_MAX_OFF_RECV];
+    s->max_posts = f[XCHG_AF_MAX_POSTS];
     s->sum_off_bytes = f[XCHG_AF_SUM_OFF];
     s->sum_bytes = f[XCHG_AF_SUM_BYTES];
 }
@@ -213,7 +215,8 @@ static int moved(const long long *was, const long long *now)
 {
     static const int fields[] = {XCHG_AF_MAX_BLOCK,    XCHG_AF_MAX_SEND,     XCHG_AF_MAX_RECV,
                                  XCHG_AF_MAX_SEND_NNZ, XCHG_AF_MAX_RECV_NNZ, XCHG_AF_MAX_OFF_SEND,
-                                 XCHG_AF_MAX_OFF_RECV, XCHG_AF_SUM_OFF,      XCHG_AF_SUM_BYTES};
+                                 XCHG_AF_MAX_OFF_RECV, XCHG_AF_MAX_POSTS,    XCHG_AF_SUM_OFF,
+                                 XCHG_AF_SUM_BYTES};
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
         long long x = was[fields[i]], y = now[fields[i]];
         if (x > 2 * y + 1 || y > 2 * x + 1)
@@ -280,12 +283,12 @@ static xchg_algo choose(xchg_call *c, const long long *f, int fresh, double *bes
                 "model %.2f us, next %s %.2f us; largest block %lld B, busiest rank "
                 "sends %lld B to %lld ranks, receives %lld B from %lld; off-node: "
                 "busiest rank %lld/%lld B out/in, all ranks %lld of %lld B; %d ranks "
-                "per node\n",
+                "per node; %lld posts\n",
                 xchg_algo_name(best), s.P, st->ncalls, fresh ? "its own (blocking)" : "its (nonblocking refresh)",
                 why, best_t * 1e6, second == XCHG_ALGO_INVALID ? "-" : xchg_algo_name(second),
                 second_t * 1e6, s.max_block_bytes, s.max_send_bytes, s.max_send_nnz,
                 s.max_recv_bytes, s.max_recv_nnz, s.max_off_send, s.max_off_recv,
-                s.sum_off_bytes, s.sum_bytes, s.node_size);
+                s.sum_off_bytes, s.sum_bytes, s.node_size, s.max_posts);
         if (verbose >= 3) {
             fprintf(stderr, "xchg: model, us:");
             for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++)
