@@ -1,19 +1,28 @@
 /*
  * test_auto.c - the cached automatic choice and its nonblocking refresh.
  *
- * xchg_alltoallv caches the agreed choice on the communicator: call k runs
- * the choice made from call k-1's statistics (agreed by a nonblocking
- * reduction completed before call k-1 returned); the first call agrees,
- * blocking, on its own. A tuning table with one rule for small blocks
- * (bruck_radix) and one for large (pairwise) makes the choice follow the
- * pattern deterministically, so the test can say which algorithm each call
- * must run. Checks, every call: the result equals MPI_Alltoallv's, the
+ * xchg_alltoallv caches the agreed choice on the communicator. The first
+ * call agrees, blocking, on its own statistics. A later call refreshes the
+ * choice (a nonblocking agreement of that call's statistics, completed
+ * before it returns; the next call uses it) on a schedule every rank keeps
+ * alike: after a refresh that confirms the choice on statistics that did
+ * not move, the interval to the next refresh doubles, up to
+ * XCHG_AUTO_REFRESH (and a cap from the model); a new choice resets it to
+ * one call. A tuning table with one rule for small blocks (bruck_radix)
+ * and one for large (pairwise) makes the choice follow the pattern
+ * deterministically, so the test can say which algorithm each call must
+ * run. Checks, every call: the result equals MPI_Alltoallv's, the
  * algorithm (xchg_get_stats) is the same on all ranks and is the one the
- * previous call's pattern calls for, when
+ * schedule gives, when
  *   - the pattern flips between tiny and large blocks every call;
  *   - only rank 0's counts change, in its block to itself (no other rank's
  *     own counts or statistics show it);
- *   - the statistics are stale (first call after a change of pattern);
+ *   - the statistics are stale (calls after a change of pattern, before
+ *     the next refresh);
+ * with a refresh on every call (XCHG_AUTO_REFRESH=1) and with the
+ * back-off (XCHG_AUTO_REFRESH=4, the schedule computed here); with the
+ * default setting, a change after a long stable run is picked up within
+ * XCHG_AUTO_REFRESH calls (16 here);
  *   - a padded algorithm is cached and the next pattern no longer fits
  *     XCHG_MAX_TEMP_BYTES (it must re-agree, not fail);
  * and communicators created, used (refresh included) and freed many times
@@ -89,26 +98,50 @@ static xchg_algo rule_for(int any_large, xchg_algo small_rule)
     return any_large ? XCHG_ALGO_PAIRWISE : small_rule;
 }
 
-/* Runs a sequence of patterns on a fresh communicator; kinds[i] is what
- * rank 0 sends at call i, others send kinds[i] too unless only_rank0.
- * Checks each call against the previous call's pattern (the first call
- * against its own). */
+/* Runs a sequence of patterns on a fresh communicator made with
+ * XCHG_AUTO_REFRESH=most; kinds[i] is what rank 0 sends at call i, others
+ * send kinds[i] too unless only_rank0. Checks each call against the
+ * schedule of select.c, computed here: call 0 agrees on its own pattern
+ * and the next call refreshes; a refresh on call i chooses from call i's
+ * pattern for call i+1 and sets the interval to the next refresh to 1 if
+ * the choice changed (every change of kind here changes the choice and
+ * moves the statistics), else to twice the last one, at most `most`. (The
+ * model's own cap, an agreement's cost over 1% of the call's, is above 4
+ * for these patterns at 2-8 ranks; one rank agrees for free: cap 1.) */
 static void sequence(const char *name, const int *kinds, int n, int only_rank0,
-                     xchg_algo small_rule)
+                     xchg_algo small_rule, int most)
 {
+    char val[16];
+    snprintf(val, sizeof val, "%d", most);
+    setenv("XCHG_AUTO_REFRESH", val, 1); /* read when comm's state is made */
     MPI_Comm comm;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     int ok_all = 1, same_all = 1, follow_all = 1;
-    char label[160];
+    char label[200];
+    int cap = P == 1 ? 1 : most;
+    xchg_algo choice = XCHG_ALGO_INVALID;
+    int interval = 1, next = 1, have = 0;
     for (int i = 0; i < n; i++) {
         /* only_rank0: rank 0's large block goes to itself, so no other
          * rank's own counts show the change: only the agreement does */
         int kind = !only_rank0 ? kinds[i] : rank != 0 ? TINY : kinds[i] ? SELF_LARGE : TINY;
         int ok;
         xchg_algo a = exchange(kind, comm, &ok);
-        int prev = kinds[i > 0 ? i - 1 : 0];
-        xchg_algo want = rule_for(prev == LARGE, small_rule);
+        xchg_algo now = rule_for(kinds[i] == LARGE, small_rule), want;
+        if (!have) { /* blocking, on its own pattern */
+            want = choice = now;
+            have = 1;
+            interval = 1;
+            next = i + 1;
+        } else {
+            want = choice;
+            if (i >= next) { /* this call refreshes: the next one follows it */
+                interval = now == choice ? (2 * interval > cap ? cap : 2 * interval) : 1;
+                next = i + interval;
+                choice = now;
+            }
+        }
         ok_all &= ok;
         same_all &= same_everywhere((int)a, comm);
         if (a != want) {
@@ -118,13 +151,49 @@ static void sequence(const char *name, const int *kinds, int n, int only_rank0,
                         xchg_algo_name(a) ? xchg_algo_name(a) : "?", xchg_algo_name(want));
         }
     }
-    snprintf(label, sizeof label, "%s: results equal MPI_Alltoallv", name);
+    snprintf(label, sizeof label, "%s (XCHG_AUTO_REFRESH=%d): results equal MPI_Alltoallv", name,
+             most);
     expect(ok_all, label);
-    snprintf(label, sizeof label, "%s: same algorithm on all ranks every call", name);
+    snprintf(label, sizeof label, "%s (XCHG_AUTO_REFRESH=%d): same algorithm on all ranks every call",
+             name, most);
     expect(same_all, label);
-    snprintf(label, sizeof label, "%s: each call runs the previous call's agreed choice", name);
+    snprintf(label, sizeof label, "%s (XCHG_AUTO_REFRESH=%d): each call runs the choice the refresh "
+             "schedule gives", name, most);
     expect(follow_all, label);
     MPI_Comm_free(&comm);
+    unsetenv("XCHG_AUTO_REFRESH");
+}
+
+/* A long stable run, then another pattern for good: from XCHG_AUTO_REFRESH
+ * calls after the change on, every call runs the new pattern's choice (the
+ * interval never exceeds it), the same on all ranks, correctly. */
+static void pickup(int most)
+{
+    char val[16];
+    snprintf(val, sizeof val, "%d", most);
+    setenv("XCHG_AUTO_REFRESH", val, 1);
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    int ok_all = 1, same_all = 1, late = -1, n = 5 * most + 3;
+    for (int i = 0; i < 2 * n; i++) {
+        int ok;
+        xchg_algo a = exchange(i < n ? TINY : LARGE, comm, &ok);
+        ok_all &= ok;
+        same_all &= same_everywhere((int)a, comm);
+        if (i >= n + most && a != XCHG_ALGO_PAIRWISE && late < 0)
+            late = i;
+    }
+    if (late >= 0 && rank == 0)
+        fprintf(stderr, "pickup: call %d (change at %d) still ran the old choice\n", late, n);
+    char label[160];
+    snprintf(label, sizeof label, "pickup (XCHG_AUTO_REFRESH=%d): correct, same everywhere", most);
+    expect(ok_all && same_all, label);
+    snprintf(label, sizeof label,
+             "pickup (XCHG_AUTO_REFRESH=%d): a change is followed within that many calls", most);
+    expect(late < 0, label);
+    MPI_Comm_free(&comm);
+    unsetenv("XCHG_AUTO_REFRESH");
 }
 
 static char table_path[128];
@@ -159,12 +228,18 @@ int main(int argc, char **argv)
     int flip[12];
     for (int i = 0; i < 12; i++)
         flip[i] = i % 2 ? LARGE : TINY;
-    sequence("flip every call", flip, 12, 0, XCHG_ALGO_BRUCK_RADIX);
-    /* only rank 0's counts change */
-    sequence("only rank 0 changes", flip, 12, 1, XCHG_ALGO_BRUCK_RADIX);
-    /* runs of one pattern: the first call of each run is stale */
-    int runs[12] = {TINY, TINY, TINY, LARGE, LARGE, LARGE, TINY, TINY, LARGE, TINY, TINY, TINY};
-    sequence("stale first call after a change", runs, 12, 0, XCHG_ALGO_BRUCK_RADIX);
+    /* runs of one pattern: calls after a change run a stale choice */
+    int runs[40] = {TINY,  TINY,  TINY,  LARGE, LARGE, LARGE, TINY,  TINY,  LARGE, TINY,
+                    TINY,  TINY,  TINY,  TINY,  TINY,  TINY,  TINY,  TINY,  TINY,  TINY,
+                    TINY,  LARGE, LARGE, LARGE, LARGE, LARGE, LARGE, LARGE, LARGE, LARGE,
+                    LARGE, LARGE, LARGE, LARGE, TINY,  TINY,  TINY,  TINY,  TINY,  TINY};
+    for (int most = 1; most <= 4; most += 3) {
+        sequence("flip every call", flip, 12, 0, XCHG_ALGO_BRUCK_RADIX, most);
+        sequence("only rank 0 changes", flip, 12, 1, XCHG_ALGO_BRUCK_RADIX, most);
+        sequence("stale calls after a change", runs, 40, 0, XCHG_ALGO_BRUCK_RADIX, most);
+        sequence("stale, only rank 0 changes", runs, 40, 1, XCHG_ALGO_BRUCK_RADIX, most);
+    }
+    pickup(16);
 
     /* A padded algorithm cached, then blocks whose padding exceeds the
      * memory limit: the call re-agrees on its own statistics (pairwise),

@@ -56,6 +56,8 @@ static const struct setting_def {
                               "ceil(sqrt P)"},
     [XCHG_SET_AUTO_MIN_P] = {"XCHG_AUTO_MIN_P", KIND_INT, 1, 1 << 30, 64,
                              "an integer in [1, 2^30]", 0, "64"},
+    [XCHG_SET_AUTO_REFRESH] = {"XCHG_AUTO_REFRESH", KIND_INT, 1, 1 << 20, 64,
+                               "an integer in [1, 1048576]", 0, "64"},
     [XCHG_SET_MAX_TEMP_BYTES] = {"XCHG_MAX_TEMP_BYTES", KIND_BYTES, 0, INT64_MAX, 0,
                                  "bytes in [0, 2^63), suffix K, M or G (KiB, MiB, GiB) "
                                  "allowed", 0,
@@ -67,7 +69,7 @@ static const struct setting_def {
     [XCHG_SET_CHECK] = {"XCHG_CHECK", KIND_INT, 0, 1, 0, "0 or 1", 0, "0"},
     /* MPICH's own variable, read as MPICH reads it, by the mpich_model
      * baseline only (so that the model throttles as the library would) */
-    [XCHG_SET_VERBOSE] = {"XCHG_VERBOSE", KIND_INT, 0, 2, 0, "0, 1 or 2", 0, "0"},
+    [XCHG_SET_VERBOSE] = {"XCHG_VERBOSE", KIND_INT, 0, 3, 0, "0, 1, 2 or 3", 0, "0"},
     [XCHG_SET_MPICH_THROTTLE] = {"MPIR_CVAR_ALLTOALL_THROTTLE", KIND_INT, 1, 1 << 20, 32,
                                  "0 (no throttle) or an integer in [1, 1048576]", 1, "32"},
 };
@@ -220,6 +222,9 @@ static void apply(xchg_settings *s, int i, int64_t v, const char *text)
         break;
     case XCHG_SET_AUTO_MIN_P:
         s->auto_min_p = v == VALUE_UNSET ? defs[i].dflt : v;
+        break;
+    case XCHG_SET_AUTO_REFRESH:
+        s->auto_refresh = v == VALUE_UNSET ? defs[i].dflt : v;
         break;
     case XCHG_SET_MAX_TEMP_BYTES:
         if (v != VALUE_UNSET)

@@ -48,6 +48,7 @@ typedef enum xchg_setting_id {
     XCHG_SET_THROTTLE,
     XCHG_SET_BRUCK_RADIX,
     XCHG_SET_AUTO_MIN_P,
+    XCHG_SET_AUTO_REFRESH,
     XCHG_SET_MAX_TEMP_BYTES,
     XCHG_SET_RANKS_PER_NODE,
     XCHG_SET_NBX_BARRIER,
@@ -64,11 +65,12 @@ typedef struct xchg_settings {
     int throttle;                 /* requests in flight (scattered, the model) */
     int bruck_radix;              /* 0: ceil(sqrt P) */
     long auto_min_p;              /* auto's statistics from this many ranks */
+    long auto_refresh;            /* most auto calls between two refreshes */
     size_t max_temp_bytes;        /* set, or the smallest default of all ranks */
     long ranks_per_node;          /* hierarchical; 0: shared-memory nodes */
     int nbx_dissemination;        /* XCHG_NBX_BARRIER=dissemination */
     int check;                    /* XCHG_CHECK=1: the check mode */
-    int verbose;                  /* XCHG_VERBOSE: 1 auto's choices, 2 every change */
+    int verbose;                  /* XCHG_VERBOSE: 1 auto's choices, 2 every change, 3 every agreement */
     int mpich_throttle;           /* MPIR_CVAR_ALLTOALL_THROTTLE (mpich_model); 0: P */
 } xchg_settings;
 
@@ -178,6 +180,12 @@ typedef struct xchg_call {
      * entry says agrees_errors, must fold it into its agreement collective
      * (xchg_agree_flag/xchg_agree_result) so that every rank fails alike. */
     int arg_err;
+    /* Set by auto when its blocking agreement of this call already carried
+     * what the padded algorithms agree on (xchg_padded_agree): the largest
+     * block of any rank and the smallest temporary-memory budget left (and
+     * no argument error). They then skip their own allreduce. */
+    int padded_agreed;
+    uint64_t padded_max_block, padded_budget;
 } xchg_call;
 
 /* The one signature of every alltoallv algorithm. Returns an MPI error code;

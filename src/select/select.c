@@ -10,23 +10,35 @@
  * algorithms and the cheapest wins.
  *
  * The agreement is kept off the critical path: the choice is cached on the
- * communicator. Call k runs the cached choice and, once its data is being
- * posted (the algorithm's first xchg_waitall, or xchg_select_poll in the
- * posting loops of linear and scattered, whose posting is most of their
- * time), starts a nonblocking agreement of call k's statistics that
- * progresses while the algorithm posts and waits for its data, and is
- * completed before call k returns (xchg_select_finish); call k+1 chooses
- * from it. Completing it by the end of call k costs no more than at the
- * start of call k+1 (nothing progresses it in between) and leaves nothing
- * in flight. Every rank reduces the same values, so the choice
- * stays identical everywhere; a stale choice (the pattern changed at call
- * k) costs speed for one call, never correctness. Agreed and blocking,
- * before the exchange: the first call on a communicator (nothing cached),
- * and a call whose cached choice is a padded algorithm (stale statistics
- * could pick one whose padding no longer fits XCHG_MAX_TEMP_BYTES, and the
- * padded algorithms agree anyway). Nothing is left in flight between
- * calls, so freeing the communicator or MPI_Finalize has nothing to
- * complete.
+ * communicator. A refreshing call k runs the cached choice and, once its
+ * data is being posted (the algorithm's first xchg_waitall, or
+ * xchg_select_poll in the posting loops of linear and scattered), starts a
+ * nonblocking agreement of call k's statistics that progresses while the
+ * algorithm posts and waits for its data, and is completed before call k
+ * returns (xchg_select_finish); call k+1 chooses from it. Nothing is left
+ * in flight between calls, so freeing the communicator or MPI_Finalize has
+ * nothing to complete. Every rank reduces the same values, so the choice
+ * stays identical everywhere; a stale choice costs speed, never
+ * correctness.
+ *
+ * Not every call refreshes (measured at P=64, 16 B: a refresh adds 4-5 us
+ * to a 10-15 us call, its 2 log2 P messages and the wait for its last
+ * round). The schedule (schedule()) depends only on agreed values and on
+ * the count of auto calls, so all ranks refresh on the same calls: after a
+ * refresh that keeps the choice on statistics that moved by less than a
+ * factor of two, the interval to the next refresh doubles, up to
+ * refresh_cap() (an agreement's modelled cost over 1% of the call's, and
+ * at most XCHG_AUTO_REFRESH, default 64); a changed choice or moved
+ * statistics set it back to 1. So after a change of pattern at call n,
+ * call n + interval runs the new choice at the latest (the refresh on or
+ * after n sees it); bandwidth-bound calls refresh every call.
+ *
+ * Agreed and blocking, before the exchange: the first call on a
+ * communicator (nothing cached), and a call whose cached choice is a
+ * padded algorithm (stale statistics could pick one whose padding no
+ * longer fits XCHG_MAX_TEMP_BYTES; the agreement also carries the largest
+ * block and the smallest memory budget, so the padded algorithm skips its
+ * own allreduce: c->padded_agreed).
  *
  * Below XCHG_AUTO_MIN_P ranks (default 64) "linear" is taken without any
  * agreement: simulated at P=64 (sim/README.md), linear is within 1.7x of
@@ -37,6 +49,7 @@
  */
 #include "select_internal.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +69,15 @@ static const xchg_algo candidates[] = {
 static long setting_auto_min_p(const xchg_call *c) { return c->cs->settings.auto_min_p; }
 static long setting_throttle(const xchg_call *c) { return c->cs->settings.throttle; }
 static long setting_verbose(const xchg_call *c) { return c->cs->settings.verbose; }
+static long setting_auto_refresh(const xchg_call *c) { return c->cs->settings.auto_refresh; }
+
+/* The share of a call's (modelled) time that refreshes may cost on
+ * average: a refresh costs about one agreement (xchg_model_agree_time),
+ * so a stable choice is refreshed every agree/(budget x call) calls at
+ * most (and at most XCHG_AUTO_REFRESH). 1%: at P=64 and 16 B blocks the
+ * measured refresh (4-5 us at the end of a 10-15 us call) then adds under
+ * 1% on average; at 64 KiB (ms per call) every call refreshes. */
+#define REFRESH_BUDGET 0.01
 
 /* The cached choice of a communicator (its XCHG_EXT_SELECT slot). */
 typedef struct select_state {
@@ -64,7 +86,13 @@ typedef struct select_state {
     int armed;                 /* this call refreshes the choice */
     int started;               /* ... and the agreement is in flight */
     int start_rc;              /* what starting it returned */
+    /* The refresh schedule, the same on every rank: it changes only with
+     * agreed values (schedule()). */
+    unsigned long ncalls;      /* auto calls on this communicator, this one included */
+    unsigned long next_refresh; /* the call (ncalls) that refreshes next */
+    unsigned long interval;    /* calls between the last two refreshes */
     long long mine[XCHG_AF_COUNT];
+    long long last[XCHG_AF_COUNT]; /* the agreed fields the choice was made from */
     xchg_agree_op op;
     unsigned long long printed; /* XCHG_VERBOSE: algorithms already reported */
 } select_state;
@@ -117,6 +145,9 @@ static void local_fields(const xchg_call *c, long long *f)
     /* one rank's argument error (c->arg_err, its counts zeroed) fails all
      * ranks alike where the agreement is blocking (xchg_select_alltoallv_now) */
     f[XCHG_AF_ERROR_CLASS] = (long long)xchg_agree_flag(c->rank, c->size, c->arg_err);
+    size_t avail = c->temp_cur < c->temp_limit ? c->temp_limit - c->temp_cur : 0;
+    f[XCHG_AF_NEG_BUDGET] = -(long long)(avail > (size_t)LLONG_MAX ? (size_t)LLONG_MAX : avail);
+    f[XCHG_AF_MAX_POSTS] = snnz + rnnz;
     f[XCHG_AF_SUM_OFF] = soff;
     f[XCHG_AF_SUM_BYTES] = sbytes - (long long)c->sendcounts[c->rank] * c->st.size;
 }
@@ -136,6 +167,7 @@ void xchg_pattern_stats_from(xchg_pattern_stats *s, const long long *f, int P, i
     s->max_nnz = s->max_send_nnz > s->max_recv_nnz ? s->max_send_nnz : s->max_recv_nnz;
     s->max_off_send = f[XCHG_AF_MAX_OFF_SEND];
     s->max_off_recv = f[XCHG_AF_MAX_OFF_RECV];
+    s->max_posts = f[XCHG_AF_MAX_POSTS];
     s->sum_off_bytes = f[XCHG_AF_SUM_OFF];
     s->sum_bytes = f[XCHG_AF_SUM_BYTES];
 }
@@ -145,55 +177,105 @@ static int is_padded(xchg_algo a)
     return a == XCHG_ALGO_PADDED_ALLTOALL || a == XCHG_ALGO_BRUCK_PADDED;
 }
 
+/* The model's parameters for this communicator. */
+static void model_params(const xchg_call *c, xchg_model_params *m)
+{
+    xchg_model_defaults(m);
+    m->throttle = (double)setting_throttle(c);
+    m->radix = (double)xchg_bruck_radix_for(&c->cs->settings, c->size);
+}
+
+/* Calls between two refreshes of a choice that stays the same, at most:
+ * an agreement's modelled cost over REFRESH_BUDGET of the call's (the
+ * chosen algorithm's modelled time; the model's best where it does not
+ * model the choice), within [1, XCHG_AUTO_REFRESH]. Agreed inputs only. */
+static unsigned long refresh_cap(const xchg_call *c, xchg_algo choice, const long long *f,
+                                 double best_t)
+{
+    unsigned long most = (unsigned long)setting_auto_refresh(c);
+    xchg_pattern_stats s;
+    xchg_model_params m;
+    model_params(c, &m);
+    xchg_pattern_stats_from(&s, f, c->size, c->cs->node_size);
+    double call = xchg_model_time(choice, &m, &s);
+    if (!isfinite(call))
+        call = best_t;
+    double agree = xchg_model_agree_time(&m, &s);
+    if (!(call > 0.0) || !isfinite(call))
+        return most;
+    double k = ceil(agree / (REFRESH_BUDGET * call));
+    if (!(k >= 1.0))
+        return 1;
+    return k >= (double)most ? most : (unsigned long)k;
+}
+
+/* Agreed statistics moved since the last choice: a volume, partner count,
+ * block size or the tuning table changed by more than a factor of two. */
+static int moved(const long long *was, const long long *now)
+{
+    static const int fields[] = {XCHG_AF_MAX_BLOCK,    XCHG_AF_MAX_SEND,     XCHG_AF_MAX_RECV,
+                                 XCHG_AF_MAX_SEND_NNZ, XCHG_AF_MAX_RECV_NNZ, XCHG_AF_MAX_OFF_SEND,
+                                 XCHG_AF_MAX_OFF_RECV, XCHG_AF_MAX_POSTS,    XCHG_AF_SUM_OFF,
+                                 XCHG_AF_SUM_BYTES};
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        long long x = was[fields[i]], y = now[fields[i]];
+        if (x > 2 * y + 1 || y > 2 * x + 1)
+            return 1;
+    }
+    return was[XCHG_AF_TABLE_HI] != now[XCHG_AF_TABLE_HI];
+}
+
 /* The choice from agreed fields: the table's rule, else the model's
- * cheapest (and, for XCHG_VERBOSE, the runner-up). */
-static xchg_algo choose(xchg_call *c, const long long *f, int fresh)
+ * cheapest (and, for XCHG_VERBOSE, the runner-up). *best_t: the model's
+ * cheapest time. */
+static xchg_algo choose(xchg_call *c, const long long *f, int fresh, double *best_out)
 {
     xchg_pattern_stats s;
     xchg_pattern_stats_from(&s, f, c->size, c->cs->node_size);
     int table_ok = xchg_table_checksum() != 0 &&
                    f[XCHG_AF_TABLE_HI] == -f[XCHG_AF_TABLE_NEG];
     xchg_model_params m;
-    xchg_model_defaults(&m);
-    m.throttle = (double)setting_throttle(c);
-    m.radix = (double)xchg_bruck_radix_for(&c->cs->settings, c->size);
+    model_params(c, &m);
     xchg_algo best = XCHG_ALGO_LINEAR, second = XCHG_ALGO_INVALID;
     double best_t = INFINITY, second_t = INFINITY;
+    double times[sizeof candidates / sizeof candidates[0]];
     const char *why = "model";
     /* Padded algorithms hold about 2 x P x largest block: never choose one
      * that would be refused for memory (the limit is the same everywhere),
      * not even by a table rule. */
     double padded = 2.0 * (double)s.P * (double)s.max_block_bytes;
+    for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++) {
+        xchg_algo a = candidates[i];
+        times[i] = INFINITY;
+        if (!xchg_registry_find(a))
+            continue;
+        if (is_padded(a) && padded > (double)c->temp_limit)
+            continue;
+        double tm = times[i] = xchg_model_time(a, &m, &s);
+        if (tm < best_t) {
+            second = best_t < INFINITY ? best : second;
+            second_t = best_t;
+            best_t = tm;
+            best = a;
+        } else if (tm < second_t) {
+            second_t = tm;
+            second = a;
+        }
+    }
+    *best_out = best_t;
     xchg_algo t = table_ok ? xchg_table_lookup(&s, &m) : XCHG_ALGO_INVALID;
     if (t != XCHG_ALGO_INVALID && !(is_padded(t) && padded > (double)c->temp_limit)) {
         best = t;
         why = "tuning table";
-    } else {
-        for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++) {
-            xchg_algo a = candidates[i];
-            if (!xchg_registry_find(a))
-                continue;
-            if (is_padded(a) && padded > (double)c->temp_limit)
-                continue;
-            double tm = xchg_model_time(a, &m, &s);
-            if (tm < best_t) {
-                second = best_t < INFINITY ? best : second;
-                second_t = best_t;
-                best_t = tm;
-                best = a;
-            } else if (tm < second_t) {
-                second_t = tm;
-                second = a;
-            }
-        }
     }
     select_state *st = state_of(c, 0);
     /* XCHG_VERBOSE=1: the first time each algorithm is chosen on this
-     * communicator; 2: also every change of choice */
+     * communicator; 2: also every change of choice; 3: every agreement,
+     * with the model's time of every candidate */
     long verbose = setting_verbose(c);
     int first = st && (int)best >= 0 && (int)best < 64 && !(st->printed & (1ull << (int)best));
     int change = st && (!st->have || st->choice != best);
-    if (c->rank == 0 && st && ((verbose >= 1 && first) || (verbose >= 2 && change))) {
+    if (c->rank == 0 && st && ((verbose >= 1 && first) || (verbose >= 2 && change) || verbose >= 3)) {
         if ((int)best >= 0 && (int)best < 64)
             st->printed |= 1ull << (int)best;
         fprintf(stderr,
@@ -201,28 +283,60 @@ static xchg_algo choose(xchg_call *c, const long long *f, int fresh)
                 "model %.2f us, next %s %.2f us; largest block %lld B, busiest rank "
                 "sends %lld B to %lld ranks, receives %lld B from %lld; off-node: "
                 "busiest rank %lld/%lld B out/in, all ranks %lld of %lld B; %d ranks "
-                "per node\n",
-                xchg_algo_name(best), s.P, c->cs->calls + 1, fresh ? "its own (blocking)" : "its (nonblocking refresh)",
+                "per node; %lld posts\n",
+                xchg_algo_name(best), s.P, st->ncalls, fresh ? "its own (blocking)" : "its (nonblocking refresh)",
                 why, best_t * 1e6, second == XCHG_ALGO_INVALID ? "-" : xchg_algo_name(second),
                 second_t * 1e6, s.max_block_bytes, s.max_send_bytes, s.max_send_nnz,
                 s.max_recv_bytes, s.max_recv_nnz, s.max_off_send, s.max_off_recv,
-                s.sum_off_bytes, s.sum_bytes, s.node_size);
+                s.sum_off_bytes, s.sum_bytes, s.node_size, s.max_posts);
+        if (verbose >= 3) {
+            fprintf(stderr, "xchg: model, us:");
+            for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++)
+                if (isfinite(times[i]))
+                    fprintf(stderr, " %s %.2f", xchg_algo_name(candidates[i]), times[i] * 1e6);
+            fprintf(stderr, "; agreement %.2f\n", xchg_model_agree_time(&m, &s) * 1e6);
+        }
     }
     return best;
 }
 
-int xchg_select_alltoallv_now(xchg_call *c, xchg_algo *chosen)
+/* After an agreement (call st->ncalls) chose `now` from fields f: when to
+ * refresh next. A refresh that confirms the choice on statistics that
+ * did not move doubles the interval, up to refresh_cap(); a new choice,
+ * moved statistics or a blocking agreement set it to 1 (refresh on the
+ * next call). Everything here is agreed, so every rank keeps the same
+ * schedule and refreshes on the same calls. */
+static void schedule(xchg_call *c, select_state *st, int confirm, xchg_algo now,
+                     const long long *f, double best_t)
 {
-    long long f[XCHG_AF_COUNT];
+    int same = confirm && st->have && st->choice == now && !moved(st->last, f);
+    memcpy(st->last, f, sizeof st->last);
+    unsigned long cap = refresh_cap(c, now, f, best_t);
+    unsigned long next = same ? 2 * st->interval : 1;
+    st->interval = next > cap ? cap : next < 1 ? 1 : next;
+    st->next_refresh = st->ncalls + st->interval;
+    if (setting_verbose(c) >= 2 && c->rank == 0 && !same && st->interval > 1)
+        fprintf(stderr, "xchg: auto refreshes again in %lu calls\n", st->interval);
+}
+
+/* A blocking agreement on this call's statistics, and the choice from it. */
+static int agree_now(xchg_call *c, long long *f, xchg_algo *chosen, double *best_t)
+{
     local_fields(c, f);
     int rc = xchg_agree_blocking(c->comm, c->rank, c->size, f);
     if (rc == MPI_SUCCESS)
         rc = xchg_agree_result(c->rank, c->size, c->arg_err, (int64_t)f[XCHG_AF_ERROR_CLASS],
                                "auto");
-    if (rc != MPI_SUCCESS)
-        return rc;
-    *chosen = choose(c, f, 1);
-    return MPI_SUCCESS;
+    if (rc == MPI_SUCCESS)
+        *chosen = choose(c, f, 1, best_t);
+    return rc;
+}
+
+int xchg_select_alltoallv_now(xchg_call *c, xchg_algo *chosen)
+{
+    long long f[XCHG_AF_COUNT];
+    double best_t;
+    return agree_now(c, f, chosen, &best_t);
 }
 
 int xchg_select_alltoallv(xchg_call *c, xchg_algo *chosen)
@@ -236,16 +350,27 @@ int xchg_select_alltoallv(xchg_call *c, xchg_algo *chosen)
         return xchg_error_code(MPI_ERR_NO_MEM, "out of memory for the automatic choice");
     st->armed = st->started = 0;
     st->start_rc = MPI_SUCCESS;
+    st->ncalls++;
     if (!st->have || is_padded(st->choice)) {
         /* first call, or a padded choice: agreed on this call's statistics */
-        int rc = xchg_select_alltoallv_now(c, &st->choice);
+        long long f[XCHG_AF_COUNT];
+        double best_t;
+        int rc = agree_now(c, f, chosen, &best_t);
         if (rc != MPI_SUCCESS)
             return rc;
+        schedule(c, st, 0, *chosen, f, best_t);
+        st->choice = *chosen;
         st->have = 1;
-        *chosen = st->choice;
+        if (is_padded(*chosen)) { /* it needs no agreement of its own */
+            c->padded_agreed = 1;
+            c->padded_max_block = (uint64_t)f[XCHG_AF_MAX_BLOCK];
+            c->padded_budget = (uint64_t)-f[XCHG_AF_NEG_BUDGET];
+        }
         return MPI_SUCCESS;
     }
     *chosen = st->choice;
+    if (st->ncalls < st->next_refresh)
+        return MPI_SUCCESS; /* the cached choice, no agreement at all */
     local_fields(c, st->mine);
     st->armed = 1; /* started at the algorithm's first wait, or at the end */
     return MPI_SUCCESS;
@@ -366,6 +491,9 @@ int xchg_select_finish(xchg_call *c)
         st->have = 0; /* agree afresh, blocking, next time */
         return rc;
     }
-    st->choice = choose(c, st->op.acc, 0);
+    double best_t;
+    xchg_algo now = choose(c, st->op.acc, 0, &best_t);
+    schedule(c, st, 1, now, st->op.acc, best_t);
+    st->choice = now;
     return MPI_SUCCESS;
 }

@@ -22,6 +22,8 @@ enum {
     XCHG_AF_TABLE_HI,        /* tuning table checksum >> 1 ... */
     XCHG_AF_TABLE_NEG,       /* ... and its negation: equal everywhere iff max == -max(-) */
     XCHG_AF_ERROR_CLASS,     /* reserved: the largest error class of any rank (0: none) */
+    XCHG_AF_NEG_BUDGET,      /* minus the temporary bytes a rank has left: -(smallest) */
+    XCHG_AF_MAX_POSTS,       /* most nonzero blocks (sends + receives) of a rank */
     XCHG_AF_NMAX,
     XCHG_AF_SUM_OFF = XCHG_AF_NMAX, /* SUM: bytes sent off-node, all ranks */
     XCHG_AF_SUM_BYTES,       /* SUM: bytes sent, all ranks (self excluded) */
@@ -61,6 +63,7 @@ typedef struct xchg_pattern_stats {
     long long max_send_bytes, max_recv_bytes;
     long long max_send_nnz, max_recv_nnz;
     long long max_off_send, max_off_recv; /* a rank's off-node volume */
+    long long max_posts;          /* most sends + receives a rank posts (direct) */
     long long sum_off_bytes;      /* all off-node traffic */
     long long sum_bytes;          /* all traffic (self blocks excluded) */
 } xchg_pattern_stats;
@@ -69,20 +72,24 @@ typedef struct xchg_pattern_stats {
 void xchg_pattern_stats_from(xchg_pattern_stats *s, const long long *f, int P, int node_size);
 
 typedef struct xchg_model_params {
-    double alpha;        /* s per dependent exchange between nodes (latency) */
-    double alpha_intra;  /* s per dependent exchange inside a node */
+    double alpha;        /* s of wire latency between nodes */
+    double alpha_intra;  /* s of latency inside a node */
     double overhead;     /* s per posted send or receive */
     double beta;         /* s per byte on a node's link */
     double beta_intra;   /* s per byte between ranks of one node */
     double incast;       /* s per message beyond the throttle arriving at one rank at once */
     double copy;         /* s per byte copied locally */
+    double copy_call;    /* s per local copy (block) on top of its bytes */
+    double phase_post;   /* overheads per partner of one Bruck phase */
     double sync;         /* extra s per pairwise step */
     double vendor_overhead_factor;
     double throttle, radix;
-    double alltoall_bruck_bytes;
+    double alltoall_bruck_bytes; /* padded slot bytes below which MPI_Alltoall is log P */
 } xchg_model_params;
 
 void xchg_model_defaults(xchg_model_params *m);
+/* One agreement of the statistics (agree.c's recursive doubling). */
+double xchg_model_agree_time(const xchg_model_params *m, const xchg_pattern_stats *s);
 double xchg_model_time(xchg_algo algo, const xchg_model_params *m,
                        const xchg_pattern_stats *s);
 

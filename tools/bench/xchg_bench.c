@@ -14,7 +14,8 @@
  * the models of their defaults (mpich_model, ompi_model, always run there).
  * --persistent adds every algorithm once more as a persistent request
  * (column NAME+p): initialised once per size, untimed, then each iteration
- * times xchg_start + xchg_wait, interleaved with the one-shot calls.
+ * times xchg_start + xchg_wait, interleaved with the one-shot calls. Each
+ * (pattern, size) runs on a communicator of its own (run_size).
  *
  * Run `xchg-bench --help` for the options.
  */
@@ -536,8 +537,8 @@ static void free_requests(const bench_run *r, preqs *pq)
 
 /* Measures every algorithm at one (pattern, size): fills row[0..ncols).
  * Returns the number of failed checks (0 without --check). */
-static int run_size(const bench_run *r, bench_pattern_kind pat, int64_t size, bench_result *row,
-                    bufs *b, MPI_Comm comm)
+static int run_size_on(const bench_run *r, bench_pattern_kind pat, int64_t size,
+                       bench_result *row, bufs *b, MPI_Comm comm)
 {
     int P = r->P, es = r->type_double ? 8 : 1, na = r->nalgos, nc = bench_ncols(r);
     bench_pattern pp = r->base;
@@ -724,6 +725,23 @@ static int run_size(const bench_run *r, bench_pattern_kind pat, int64_t size, be
     free(init);
     free(initmax);
     return 0;
+}
+
+/* run_size_on a communicator of its own: auto's cached choice and refresh
+ * schedule (README, "Automatic choice") start afresh at every (pattern,
+ * size), as in a separate run, instead of carrying the previous size's
+ * choice into this one's iterations. The first call there (a warm-up one
+ * unless --warmup 0) agrees blocking; the timed ones show the steady state,
+ * refreshes included. */
+static int run_size(const bench_run *r, bench_pattern_kind pat, int64_t size, bench_result *row,
+                    bufs *b, MPI_Comm world)
+{
+    MPI_Comm comm;
+    MPI_Comm_dup(world, &comm);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    int failed = run_size_on(r, pat, size, row, b, comm);
+    MPI_Comm_free(&comm);
+    return failed;
 }
 
 /* ---- main ------------------------------------------------------------------ */
