@@ -12,11 +12,13 @@
  * a blocking call. Arrays it allocates for the caller are freed by the
  * matching xchg_*_free call named next to the function that returns them.
  *
- * Communicators: on first use of a communicator, xchg duplicates it
- * (collectively) and caches the duplicate on it with an attribute; all
- * library traffic uses that duplicate, so no message of the caller's is ever
- * matched by library traffic. The duplicate is freed when the caller frees
- * its communicator.
+ * Communicators: when an exchange on a communicator first needs traffic,
+ * xchg duplicates it (collectively) and caches the duplicate on it with an
+ * attribute; all library traffic uses that duplicate, so no message of the
+ * caller's is ever matched by library traffic. The duplicate is freed when
+ * the caller frees its communicator. If MPI refuses the duplicate (MPICH
+ * allows 2048 communicators per process), the call returns an error naming
+ * the limit, the same class on every rank; see xchg_comm_prepare.
  */
 #ifndef XCHG_H
 #define XCHG_H
@@ -154,6 +156,19 @@ XCHG_API int xchg_test(xchg_request req, int *flag);
 XCHG_API int xchg_request_free(xchg_request *req);
 /* The algorithm a request runs ("auto" resolved at init). */
 XCHG_API xchg_algo xchg_request_algo(xchg_request req);
+
+/* Collective over comm: makes xchg's state for comm and its private
+ * duplicate now rather than at the first exchange. If MPI refuses the
+ * duplicate (its limit on communicators is reached: MPICH allows 2048 per
+ * process, and xchg holds one per communicator it exchanges on), *ready is
+ * 0 on every rank and MPI_SUCCESS is returned: the caller may then use MPI
+ * itself on comm, as the preload library does. Otherwise *ready is 1 and
+ * exchanges on comm need no new communicator (except the algorithms that
+ * build their own: hierarchical, and the MPI windows of rma_* and of the
+ * sparse rma). A refusal is not remembered: the next call tries again.
+ * Other errors (an invalid comm, a NULL ready) go through comm's error
+ * handler as usual. */
+XCHG_API int xchg_comm_prepare(MPI_Comm comm, int *ready);
 
 /* What the last xchg call on a communicator did, on this rank. */
 typedef struct xchg_stats {

@@ -239,7 +239,6 @@ static int run(xchg_algo algo, int from_env, const void *sendbuf, const int send
     c.recvbuf = recvbuf;
     c.recvcounts = recvcounts;
     c.rdispls = rdispls;
-    c.comm = cs->pcomm;
     c.cs = cs;
     c.rank = cs->rank;
     c.size = cs->size;
@@ -248,6 +247,17 @@ static int run(xchg_algo algo, int from_env, const void *sendbuf, const int send
     rc = xchg_check_alltoallv_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                                    recvcounts, rdispls, recvtype, comm);
     int algo_rc = xchg_resolve_algo(&cs->settings, algo, from_env, &algo);
+    /* The private duplicate, unless nothing of ours travels: "vendor" is
+     * MPI's own collective, run on comm itself, and an unknown algorithm
+     * fails without traffic (except in the check mode). Decided from what
+     * all ranks have alike: the agreed settings, the algo every rank must
+     * pass. A refused duplicate fails every rank alike. */
+    if (cs->settings.check || (algo_rc == MPI_SUCCESS && algo != XCHG_ALGO_VENDOR)) {
+        int prc = xchg_comm_private(cs, comm);
+        if (prc != MPI_SUCCESS)
+            return xchg_raise(comm, prc);
+    }
+    c.comm = cs->pcomm != MPI_COMM_NULL ? cs->pcomm : comm;
     if (rc == MPI_SUCCESS)
         rc = algo_rc;
     if (rc == MPI_SUCCESS) {

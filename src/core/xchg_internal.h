@@ -79,11 +79,15 @@ int xchg_settings_agree(MPI_Comm comm, xchg_settings *s);
 
 /* Library state cached on a caller's communicator (attribute value). */
 typedef struct xchg_comm_state {
-    MPI_Comm pcomm;        /* private duplicate: all library traffic */
+    MPI_Comm pcomm;        /* private duplicate: all library traffic; made on
+                              first need (xchg_comm_private), MPI_COMM_NULL
+                              until then */
     int rank, size;
     xchg_settings settings; /* agreed once, when the state was made */
+    int node_ready;        /* node_size and on_node are known (xchg_comm_node_map) */
     int node_size;         /* ranks sharing this rank's node (shared memory) */
-    unsigned char *on_node; /* on_node[j]: rank j of pcomm shares this rank's node */
+    unsigned char *on_node; /* on_node[j]: rank j of pcomm shares this rank's node
+                              (NULL: unknown, every other rank counts as off-node) */
     unsigned long calls;   /* collective xchg calls so far, same on all ranks */
     xchg_stats last;       /* what the last call did */
     void *ext[XCHG_EXT_COUNT];
@@ -94,9 +98,27 @@ typedef struct xchg_comm_state {
     int comm_freed;        /* the caller's communicator is gone */
 } xchg_comm_state;
 
-/* Returns the state for comm, creating it (collectively: it duplicates comm)
- * on first use. */
+/* Returns the state for comm, creating it on first use (collectively: the
+ * settings are agreed on comm itself, by two collectives, which cannot
+ * match a caller's point-to-point message). The private duplicate is not
+ * made here: xchg_comm_private makes it when traffic needs it. */
 int xchg_comm_state_get(MPI_Comm comm, xchg_comm_state **state);
+/* Makes cs->pcomm if it is not made yet (collective over comm, the
+ * caller's communicator of cs). MPI_Comm_dup may be refused (MPICH allows
+ * 2048 communicators per process) and may fail on some ranks only, so the
+ * outcome is agreed: every rank gets the duplicate, or every rank an error
+ * of the same class naming the limit (the caller's error handler is set to
+ * return during the dup, so MPI never aborts in a call the caller did not
+ * make). A refused duplicate is tried again at the next call. */
+int xchg_comm_private(xchg_comm_state *cs, MPI_Comm comm);
+/* Both: the state and its private duplicate. */
+int xchg_comm_state_get_private(MPI_Comm comm, xchg_comm_state **state);
+/* Fills cs->node_size and cs->on_node on first need (collective over
+ * cs->pcomm: one allreduce, and a node split only where this process has
+ * not yet learnt the node of every member from an earlier split). Never
+ * fails for want of a communicator: the node map only informs the
+ * automatic choice, so a refused split leaves it unknown. */
+int xchg_comm_node_map(xchg_comm_state *cs);
 /* One more / one less reference; the last release frees the state (and its
  * private duplicate, which is collective like MPI_Comm_free). */
 void xchg_comm_state_retain(xchg_comm_state *state);

@@ -90,7 +90,7 @@ static int init(xchg_algo algo, int from_env, const void *sendbuf, const int sen
     int P0 = 0, rc = xchg_check_comm(comm, &P0);
     xchg_comm_state *cs = NULL;
     if (rc == MPI_SUCCESS)
-        rc = xchg_comm_state_get(comm, &cs);
+        rc = xchg_comm_state_get_private(comm, &cs);
     if (rc != MPI_SUCCESS)
         return xchg_raise(comm, rc);
     int arg_err = xchg_check_alltoallv_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf,

@@ -214,8 +214,11 @@ static xchg_algo choose(xchg_call *c, const long long *f, int fresh)
 int xchg_select_alltoallv_now(xchg_call *c, xchg_algo *chosen)
 {
     long long f[XCHG_AF_COUNT];
+    int rc = xchg_comm_node_map(c->cs); /* on first need: collective */
+    if (rc != MPI_SUCCESS)
+        return rc;
     local_fields(c, f);
-    int rc = xchg_agree_blocking(c->comm, c->rank, c->size, f);
+    rc = xchg_agree_blocking(c->comm, c->rank, c->size, f);
     if (rc == MPI_SUCCESS)
         rc = xchg_agree_result(c->rank, c->size, c->arg_err, (int64_t)f[XCHG_AF_ERROR_CLASS],
                                "auto");
@@ -246,6 +249,9 @@ int xchg_select_alltoallv(xchg_call *c, xchg_algo *chosen)
         return MPI_SUCCESS;
     }
     *chosen = st->choice;
+    int rc = xchg_comm_node_map(c->cs); /* made by the first call: no traffic */
+    if (rc != MPI_SUCCESS)
+        return rc;
     local_fields(c, st->mine);
     st->armed = 1; /* started at the algorithm's first wait, or at the end */
     return MPI_SUCCESS;

@@ -276,7 +276,7 @@ static int run(xchg_sparse_algo algo, int from_env, int ndest, const int dests[]
     if ((rc = xchg_check_comm(comm, &P)) != MPI_SUCCESS)
         return xchg_raise(comm, rc);
     xchg_comm_state *cs;
-    if ((rc = xchg_comm_state_get(comm, &cs)) != MPI_SUCCESS)
+    if ((rc = xchg_comm_state_get_private(comm, &cs)) != MPI_SUCCESS)
         return xchg_raise(comm, rc);
 
     rc = check_args(ndest, dests, sendcounts, sdispls, type, comm, &P);

@@ -29,6 +29,13 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
     if (!mode || comm == MPI_COMM_NULL || (PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && inter))
         return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                               rdispls, recvtype, comm);
+    /* MPI may refuse xchg the private communicator it needs (MPICH's limit
+     * on communicators): then this call is MPI's own, never an abort in a
+     * call the application did not make. Agreed: every rank falls back. */
+    int ready = 0;
+    if (xchg_comm_prepare(comm, &ready) == MPI_SUCCESS && !ready)
+        return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                              rdispls, recvtype, comm);
     return xchg_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                           rdispls, recvtype, comm);
 }
