@@ -12,9 +12,8 @@
  * a blocking call. Arrays it allocates for the caller are freed by the
  * matching xchg_*_free call named next to the function that returns them.
  *
- * Communicators: when an exchange on a communicator first needs traffic,
- * xchg duplicates it (collectively) and caches the duplicate on it with an
- * attribute; all library traffic uses that duplicate, so no message of the
+ * Communicators: at the first exchange on a communicator, xchg duplicates
+ * it (collectively) and caches the duplicate on it with an attribute; all library traffic uses that duplicate, so no message of the
  * caller's is ever matched by library traffic. The duplicate is freed when
  * the caller frees its communicator. If MPI refuses the duplicate (MPICH
  * allows 2048 communicators per process), the call returns an error naming
@@ -169,6 +168,22 @@ XCHG_API xchg_algo xchg_request_algo(xchg_request req);
  * Other errors (an invalid comm, a NULL ready) go through comm's error
  * handler as usual. */
 XCHG_API int xchg_comm_prepare(MPI_Comm comm, int *ready);
+
+/* The MPI library xchg was built with, as its mpi.h said: "MPICH 4.0.2",
+ * "Open MPI 4.1.4". Static string. */
+XCHG_API const char *xchg_mpi_built_with(void);
+
+/* Whether the MPI library running this program is the one xchg was built
+ * with (MPI_Get_library_version against the build's mpi.h; no handle is
+ * touched, callable before MPI_Init): 1 yes (also for an MPICH-based
+ * library such as Intel MPI under an MPICH build, or an unknown one);
+ * 0 the same flavour but another major version (handles compatible: xchg
+ * calls fail with MPI_ERR_OTHER through the error handler); -1 another
+ * flavour, MPICH's ABI against Open MPI's (handles incompatible: xchg
+ * calls print why on stderr once and return the running library's
+ * MPI_ERR_OTHER without touching any handle). why (may be NULL) gets the
+ * reason, "" for 1. Every xchg entry point makes this check itself. */
+XCHG_API int xchg_mpi_compatible(char *why, int whylen);
 
 /* What the last xchg call on a communicator did, on this rank. */
 typedef struct xchg_stats {

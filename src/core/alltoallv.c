@@ -221,6 +221,9 @@ static int run(xchg_algo algo, int from_env, const void *sendbuf, const int send
                const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
                MPI_Comm comm)
 {
+    int mpi_rc = xchg_mpi_check(comm); /* first: the running MPI is ours */
+    if (mpi_rc != MPI_SUCCESS)
+        return mpi_rc;
     /* Without a valid communicator nothing can be agreed. */
     int P = 0, rc = xchg_check_comm(comm, &P);
     if (rc != MPI_SUCCESS)
@@ -247,17 +250,7 @@ static int run(xchg_algo algo, int from_env, const void *sendbuf, const int send
     rc = xchg_check_alltoallv_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                                    recvcounts, rdispls, recvtype, comm);
     int algo_rc = xchg_resolve_algo(&cs->settings, algo, from_env, &algo);
-    /* The private duplicate, unless nothing of ours travels: "vendor" is
-     * MPI's own collective, run on comm itself, and an unknown algorithm
-     * fails without traffic (except in the check mode). Decided from what
-     * all ranks have alike: the agreed settings, the algo every rank must
-     * pass. A refused duplicate fails every rank alike. */
-    if (cs->settings.check || (algo_rc == MPI_SUCCESS && algo != XCHG_ALGO_VENDOR)) {
-        int prc = xchg_comm_private(cs, comm);
-        if (prc != MPI_SUCCESS)
-            return xchg_raise(comm, prc);
-    }
-    c.comm = cs->pcomm != MPI_COMM_NULL ? cs->pcomm : comm;
+    c.comm = cs->pcomm;
     if (rc == MPI_SUCCESS)
         rc = algo_rc;
     if (rc == MPI_SUCCESS) {

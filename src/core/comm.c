@@ -9,16 +9,17 @@
  *
  * Communicators are a scarce resource: MPICH has 2048 context ids per
  * process, and an application with 1500 live communicators that called xchg
- * on each ran out at about 1000. So the state costs as few communicators as
- * it can:
- *   - the state itself costs none: its settings are agreed on the caller's
- *     communicator (collectives cannot match a caller's point-to-point
- *     message, and the caller is in a collective call on it anyway);
- *   - the duplicate is made when traffic first needs it (xchg_comm_private:
- *     not for "vendor", which is MPI's own collective on the caller's
- *     communicator), and when MPI refuses it every rank returns the same
- *     error naming the limit, instead of MPI aborting in a call the caller
- *     never made;
+ * on each ran out at about 1000, aborting in an MPI_Comm_split_type it never
+ * made. So the state costs one communicator, its duplicate:
+ *   - the duplicate is made at the first exchange on the communicator (not
+ *     before: xchg_get_stats makes nothing). Every algorithm needs it,
+ *     "vendor" too: MPICH 4.0.2's own MPI_Alltoallv on a communicator of
+ *     one rank sends itself a message that a pending MPI_ANY_SOURCE /
+ *     MPI_ANY_TAG receive of the caller's takes (test_isolation hung);
+ *   - when MPI refuses the duplicate, every rank returns the same error
+ *     naming the limit (the caller's error handler is set to return during
+ *     the dup, and the outcome agreed), instead of MPI aborting in a call
+ *     the caller never made; the next call tries again;
  *   - the node map (which ranks share this rank's node, for the automatic
  *     choice only) is made on first need, and from a process-wide record of
  *     earlier node splits where that covers every member: a duplicate of a
@@ -248,33 +249,6 @@ static int state_lookup(MPI_Comm comm, xchg_comm_state **state)
     return MPI_SUCCESS;
 }
 
-int xchg_comm_state_get(MPI_Comm comm, xchg_comm_state **state)
-{
-    int rc = state_lookup(comm, state);
-    if (rc != MPI_SUCCESS || *state)
-        return rc;
-
-    xchg_comm_state *st = calloc(1, sizeof *st);
-    if (!st)
-        return xchg_error_code(MPI_ERR_NO_MEM, "out of memory for communicator state");
-    st->pcomm = MPI_COMM_NULL;
-    st->refs = 1; /* the attribute's */
-    st->last.algo = XCHG_ALGO_INVALID;
-    st->last.sparse_algo = XCHG_SPARSE_INVALID;
-    MPI_Comm_rank(comm, &st->rank);
-    MPI_Comm_size(comm, &st->size);
-    /* Settings: read once here and agreed, so all ranks run one protocol. */
-    rc = xchg_settings_agree(comm, &st->settings);
-    if (rc == MPI_SUCCESS)
-        rc = MPI_Comm_set_attr(comm, state_keyval, st);
-    if (rc != MPI_SUCCESS) {
-        state_free(st);
-        return rc;
-    }
-    *state = st;
-    return MPI_SUCCESS;
-}
-
 /* MPI's reason for a failure, one line: the last line of its message (an
  * MPICH error stack ends with the cause), without the function prefix. */
 static void mpi_reason(int code, char *out, size_t len)
@@ -302,10 +276,13 @@ static void mpi_reason(int code, char *out, size_t len)
 #define COMM_LIMIT "the MPI library's limit on communicators per process"
 #endif
 
-int xchg_comm_private(xchg_comm_state *st, MPI_Comm comm)
+/* The private duplicate of comm. MPI_Comm_dup may be refused (the limit on
+ * communicators) and may fail on some ranks only: the outcome is agreed
+ * (lowest failing rank's class everywhere). */
+static int private_dup(MPI_Comm comm, int rank, int size, MPI_Comm *out, int *refused)
 {
-    if (st->pcomm != MPI_COMM_NULL)
-        return MPI_SUCCESS;
+    *out = MPI_COMM_NULL;
+    *refused = 0;
     /* MPI raises a failed MPI_Comm_dup on comm's handler, by default
      * MPI_ERRORS_ARE_FATAL: return instead, and agree below. */
     MPI_Errhandler old = MPI_ERRHANDLER_NULL;
@@ -316,24 +293,24 @@ int xchg_comm_private(xchg_comm_state *st, MPI_Comm comm)
     int drc = MPI_Comm_dup(comm, &pc);
     if (drc != MPI_SUCCESS)
         pc = MPI_COMM_NULL;
-    /* MPI_Comm_dup may fail on some ranks only: agree (lowest failing
-     * rank's class everywhere). */
-    int64_t flag = xchg_agree_flag(st->rank, st->size, drc), all = 0;
-    int arc = MPI_Allreduce(&flag, &all, 1, MPI_INT64_T, MPI_MAX, comm);
+    int64_t all = xchg_agree_flag(rank, size, drc);
+    int arc = size > 1 ? MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT64_T, MPI_MAX, comm)
+                       : MPI_SUCCESS;
     if (have_old) {
         MPI_Comm_set_errhandler(comm, old);
         MPI_Errhandler_free(&old);
     }
     if (arc == MPI_SUCCESS && all == 0) {
         MPI_Comm_set_errhandler(pc, MPI_ERRORS_RETURN);
-        st->pcomm = pc;
+        *out = pc;
         return MPI_SUCCESS;
     }
     if (pc != MPI_COMM_NULL) /* another rank's dup failed: give ours back */
         MPI_Comm_free(&pc);
     if (arc != MPI_SUCCESS)
         return drc != MPI_SUCCESS ? drc : arc;
-    int cls = (int)(all & 0xfff), from = st->size - (int)(all >> 12);
+    *refused = 1;
+    int cls = (int)(all & 0xfff), from = size - (int)(all >> 12);
     char why[MPI_MAX_ERROR_STRING];
     if (drc != MPI_SUCCESS)
         mpi_reason(drc, why, sizeof why);
@@ -348,33 +325,76 @@ int xchg_comm_private(xchg_comm_state *st, MPI_Comm comm)
                            "one (the preload library does)", why, COMM_LIMIT);
 }
 
-int xchg_comm_state_get_private(MPI_Comm comm, xchg_comm_state **state)
+/* The state of comm, made on first use; *refused: MPI refused the duplicate. */
+static int state_get(MPI_Comm comm, xchg_comm_state **state, int *refused)
 {
-    int rc = xchg_comm_state_get(comm, state);
+    *refused = 0;
+    int rc = state_lookup(comm, state);
+    if (rc != MPI_SUCCESS || *state)
+        return rc;
+
+    xchg_comm_state *st = calloc(1, sizeof *st);
+    int rank = 0, size = 1;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    /* Every rank takes part in the dup, even one without memory. */
+    MPI_Comm pc = MPI_COMM_NULL;
+    rc = private_dup(comm, rank, size, &pc, refused);
+    if (rc != MPI_SUCCESS || !st) {
+        if (pc != MPI_COMM_NULL)
+            MPI_Comm_free(&pc);
+        free(st);
+        return rc != MPI_SUCCESS ? rc : xchg_error_code(MPI_ERR_NO_MEM, "out of memory for "
+                                                        "communicator state");
+    }
+    st->pcomm = pc;
+    st->rank = rank;
+    st->size = size;
+    st->refs = 1; /* the attribute's */
+    st->last.algo = XCHG_ALGO_INVALID;
+    st->last.sparse_algo = XCHG_SPARSE_INVALID;
+    /* Settings: read once here and agreed, so all ranks run one protocol. */
+    rc = xchg_settings_agree(st->pcomm, &st->settings);
     if (rc == MPI_SUCCESS)
-        rc = xchg_comm_private(*state, comm);
-    return rc;
+        rc = MPI_Comm_set_attr(comm, state_keyval, st);
+    if (rc != MPI_SUCCESS) {
+        state_free(st);
+        return rc;
+    }
+    *state = st;
+    return MPI_SUCCESS;
+}
+
+int xchg_comm_state_get(MPI_Comm comm, xchg_comm_state **state)
+{
+    int refused;
+    return state_get(comm, state, &refused);
 }
 
 int xchg_comm_prepare(MPI_Comm comm, int *ready)
 {
+    int mpi_rc = xchg_mpi_check(comm); /* first: the running MPI is ours */
+    if (mpi_rc != MPI_SUCCESS)
+        return mpi_rc;
     if (!ready)
         return xchg_raise(comm, xchg_error_code(MPI_ERR_ARG, "xchg_comm_prepare: ready is "
                                                 "NULL"));
     *ready = 0;
     int P = 0, rc = xchg_check_comm(comm, &P);
     xchg_comm_state *cs = NULL;
+    int refused = 0;
     if (rc == MPI_SUCCESS)
-        rc = xchg_comm_state_get(comm, &cs);
-    if (rc != MPI_SUCCESS)
-        return xchg_raise(comm, rc);
-    /* A refusal is this call's answer, not its error. */
-    *ready = xchg_comm_private(cs, comm) == MPI_SUCCESS;
-    return MPI_SUCCESS;
+        rc = state_get(comm, &cs, &refused);
+    *ready = rc == MPI_SUCCESS;
+    /* A refusal of the duplicate is this call's answer, not its error. */
+    return rc == MPI_SUCCESS || refused ? MPI_SUCCESS : xchg_raise(comm, rc);
 }
 
 int xchg_get_stats(MPI_Comm comm, xchg_stats *stats)
 {
+    int mpi_rc = xchg_mpi_check(comm); /* first: the running MPI is ours */
+    if (mpi_rc != MPI_SUCCESS)
+        return mpi_rc;
     if (!stats)
         return xchg_raise(comm, xchg_error_code(MPI_ERR_ARG, "xchg_get_stats: stats is NULL"));
     if (comm == MPI_COMM_NULL)

@@ -79,9 +79,7 @@ int xchg_settings_agree(MPI_Comm comm, xchg_settings *s);
 
 /* Library state cached on a caller's communicator (attribute value). */
 typedef struct xchg_comm_state {
-    MPI_Comm pcomm;        /* private duplicate: all library traffic; made on
-                              first need (xchg_comm_private), MPI_COMM_NULL
-                              until then */
+    MPI_Comm pcomm;        /* private duplicate: all library traffic */
     int rank, size;
     xchg_settings settings; /* agreed once, when the state was made */
     int node_ready;        /* node_size and on_node are known (xchg_comm_node_map) */
@@ -98,21 +96,14 @@ typedef struct xchg_comm_state {
     int comm_freed;        /* the caller's communicator is gone */
 } xchg_comm_state;
 
-/* Returns the state for comm, creating it on first use (collectively: the
- * settings are agreed on comm itself, by two collectives, which cannot
- * match a caller's point-to-point message). The private duplicate is not
- * made here: xchg_comm_private makes it when traffic needs it. */
-int xchg_comm_state_get(MPI_Comm comm, xchg_comm_state **state);
-/* Makes cs->pcomm if it is not made yet (collective over comm, the
- * caller's communicator of cs). MPI_Comm_dup may be refused (MPICH allows
- * 2048 communicators per process) and may fail on some ranks only, so the
+/* Returns the state for comm, creating it on first use (collectively: it
+ * duplicates comm). MPI_Comm_dup may be refused (MPICH allows 2048
+ * communicators per process) and may fail on some ranks only, so the
  * outcome is agreed: every rank gets the duplicate, or every rank an error
- * of the same class naming the limit (the caller's error handler is set to
+ * of the same class naming the limit (comm's error handler is set to
  * return during the dup, so MPI never aborts in a call the caller did not
  * make). A refused duplicate is tried again at the next call. */
-int xchg_comm_private(xchg_comm_state *cs, MPI_Comm comm);
-/* Both: the state and its private duplicate. */
-int xchg_comm_state_get_private(MPI_Comm comm, xchg_comm_state **state);
+int xchg_comm_state_get(MPI_Comm comm, xchg_comm_state **state);
 /* Fills cs->node_size and cs->on_node on first need (collective over
  * cs->pcomm: one allreduce, and a node split only where this process has
  * not yet learnt the node of every member from an earlier split). Never
@@ -289,6 +280,13 @@ size_t xchg_temp_limit_of(const xchg_comm_state *cs);
 
 /* MPI_SUCCESS if type is committed (or predefined), an error otherwise. */
 int xchg_type_check_committed(MPI_Datatype type);
+
+/* Every entry point's first step (mpi_check.c): MPI_SUCCESS if the running
+ * MPI library is the flavour and major version libxchg was built with.
+ * Otherwise an error: of another major version, raised on comm; of
+ * another flavour (whose handles cannot be read), printed once on stderr
+ * and returned as the running library's MPI_ERR_OTHER, touching no handle. */
+int xchg_mpi_check(MPI_Comm comm);
 
 /* The communicator checks every entry point makes first: not
  * MPI_COMM_NULL, valid, an intracommunicator; *P gets its size. */

@@ -81,6 +81,9 @@ static int init(xchg_algo algo, int from_env, const void *sendbuf, const int sen
                 const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
                 MPI_Comm comm, MPI_Info info, xchg_request *req)
 {
+    int mpi_rc = xchg_mpi_check(comm); /* first: the running MPI is ours */
+    if (mpi_rc != MPI_SUCCESS)
+        return mpi_rc;
     (void)info;
     if (!req)
         return xchg_raise(comm, xchg_error_code(MPI_ERR_ARG, "req is NULL"));
@@ -90,7 +93,7 @@ static int init(xchg_algo algo, int from_env, const void *sendbuf, const int sen
     int P0 = 0, rc = xchg_check_comm(comm, &P0);
     xchg_comm_state *cs = NULL;
     if (rc == MPI_SUCCESS)
-        rc = xchg_comm_state_get_private(comm, &cs);
+        rc = xchg_comm_state_get(comm, &cs);
     if (rc != MPI_SUCCESS)
         return xchg_raise(comm, rc);
     int arg_err = xchg_check_alltoallv_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
