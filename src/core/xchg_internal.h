@@ -35,6 +35,7 @@ enum {
     XCHG_EXT_GRID = 1,
     XCHG_EXT_SPARSE = 2,
     XCHG_EXT_SELECT = 3,     /* the cached automatic choice (select.c) */
+    XCHG_EXT_RECORD = 4,     /* XCHG_RECORD: the shapes seen (record.c) */
     XCHG_EXT_COUNT = 8
 };
 
@@ -54,6 +55,8 @@ typedef enum xchg_setting_id {
     XCHG_SET_CHECK,
     XCHG_SET_MPICH_THROTTLE,
     XCHG_SET_VERBOSE,
+    XCHG_SET_RECORD,
+    XCHG_SET_RECORD_MAX,
     XCHG_SETTING_COUNT
 } xchg_setting_id;
 
@@ -70,6 +73,9 @@ typedef struct xchg_settings {
     int check;                    /* XCHG_CHECK=1: the check mode */
     int verbose;                  /* XCHG_VERBOSE: 1 auto's choices, 2 every change */
     int mpich_throttle;           /* MPIR_CVAR_ALLTOALL_THROTTLE (mpich_model); 0: P */
+    int record;                   /* XCHG_RECORD set on rank 0: record shapes */
+    int record_max;               /* XCHG_RECORD_MAX: shapes per communicator */
+    char record_path[1024];       /* XCHG_RECORD as this rank has it (rank 0 writes) */
 } xchg_settings;
 
 /* Reads the settings and agrees on them (collective over comm: one
@@ -277,6 +283,20 @@ void xchg_temp_free(xchg_call *c, void *p, size_t bytes);
 /* The limit of a call on cs: the agreed XCHG_MAX_TEMP_BYTES, or lower on a
  * rank where the test-only XCHG_FAULT_TEMP_LIMIT is set (memory.c). */
 size_t xchg_temp_limit_of(const xchg_comm_state *cs);
+
+/* XCHG_RECORD (record.c): the count matrix of each distinct exchange shape.
+ * xchg_record_call is collective over pcomm when cs->settings.record is
+ * set (every rank calls it, also one with an argument error: local_err,
+ * which makes every rank skip the call): one allreduce of the hashes of
+ * the ranks' send byte counts (counts[j] x type_size), and a gather of the
+ * counts to rank 0 the first time a shape is seen; count_it: this is a call
+ * of the shape (0 for a persistent init, whose starts count). *shape: the
+ * shape's index for xchg_record_count (-1: not recorded).
+ * xchg_record_count counts one more call of a shape (a persistent start;
+ * no traffic). */
+int xchg_record_call(xchg_comm_state *cs, const int counts[], int type_size, int local_err,
+                     int count_it, long *shape);
+void xchg_record_count(xchg_comm_state *cs, long shape);
 
 /* MPI_SUCCESS if type is committed (or predefined), an error otherwise. */
 int xchg_type_check_committed(MPI_Datatype type);
