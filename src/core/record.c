@@ -56,6 +56,7 @@ static int ncomms;          /* recorded communicators that rank 0 is in here */
 static unsigned long *unrecorded; /* per communicator: calls of shapes past the max */
 static int *comm_max;       /* per communicator: its XCHG_RECORD_MAX */
 static char store_path[1024];
+static int store_world_rank; /* read while MPI runs (SMPI calls at_finalize after) */
 static int finalize_hook;   /* the MPI_COMM_SELF callback is set */
 
 static int by_calls(const void *a, const void *b)
@@ -72,8 +73,7 @@ static void store_write(void)
     if (!store_path[0] || nstore == 0)
         return;
     char path[1100], tmp[1200];
-    int wr = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &wr);
+    int wr = store_world_rank;
     if (wr == 0)
         snprintf(path, sizeof path, "%s", store_path);
     else
@@ -139,8 +139,10 @@ static int store_new_comm(const char *path, int max)
         comm_max[ncomms] = max;
         id = ++ncomms;
     }
-    if (!store_path[0])
+    if (!store_path[0]) {
         snprintf(store_path, sizeof store_path, "%s", path);
+        MPI_Comm_rank(MPI_COMM_WORLD, &store_world_rank);
+    }
     int hook = !finalize_hook;
     finalize_hook = 1;
     pthread_mutex_unlock(&store_lock);
