@@ -196,7 +196,7 @@ static void describe(int i, int64_t v, char *out, size_t len)
     else if (defs[i].kind == KIND_SPARSE_ALGO && v >= 0)
         snprintf(out, len, "%s", xchg_sparse_algo_name((xchg_sparse_algo)v));
     else if (defs[i].kind == KIND_PATH)
-        snprintf(out, len, "another path");
+        snprintf(out, len, "a path");
     else if (defs[i].kind == KIND_BARRIER)
         snprintf(out, len, "%s", v ? "dissemination" : "ibarrier");
     else if (v < 0 && (defs[i].kind == KIND_ALGO || defs[i].kind == KIND_SPARSE_ALGO))
@@ -306,8 +306,10 @@ int xchg_settings_agree(MPI_Comm comm, xchg_settings *s)
                         (int)v[N + i] - 1, defs[i].range, defs[i].dflt_text);
         }
         if (v[i] && first_warning(&warned_differs, i)) {
-            char d[64];
+            char d[96];
             describe(i, root[i], d, sizeof d);
+            if (defs[i].kind == KIND_PATH && root[i] != VALUE_UNSET)
+                snprintf(d, sizeof d, "\"%.80s\"", text[i]); /* rank 0's own */
             fprintf(stderr, "xchg: warning: %s differs across ranks (rank %d has another "
                     "value than rank 0's: %s); every rank uses rank 0's\n", defs[i].name,
                     (int)v[i] - 1, d);
