@@ -164,7 +164,8 @@ XCHG_API xchg_algo xchg_request_algo(xchg_request req);
  * itself on comm, as the preload library does. Otherwise *ready is 1 and
  * exchanges on comm need no new communicator (except the algorithms that
  * build their own: hierarchical, and the MPI windows of rma_* and of the
- * sparse rma). A refusal is not remembered: the next call tries again.
+ * sparse rma). A refusal is remembered on comm: MPI is asked again after
+ * 1, 2, 4, ... at most 64 calls of xchg on comm (this one included).
  * Other errors (an invalid comm, a NULL ready) go through comm's error
  * handler as usual. */
 XCHG_API int xchg_comm_prepare(MPI_Comm comm, int *ready);

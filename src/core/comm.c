@@ -325,40 +325,89 @@ static int private_dup(MPI_Comm comm, int rank, int size, MPI_Comm *out, int *re
                            "one (the preload library does)", why, COMM_LIMIT);
 }
 
-/* The state of comm, made on first use; *refused: MPI refused the duplicate. */
+/* The most calls a refused communicator waits before xchg asks MPI again. */
+#define REFUSED_WAIT_MAX 64
+
+/* The state of comm, made on first use; *refused: MPI refused the duplicate.
+ *
+ * A refusal is remembered on the communicator (a state without pcomm),
+ * and the dup is tried again only after 1, 2, 4, ... REFUSED_WAIT_MAX
+ * calls: a refused dup costs MPI's failing MPI_Comm_dup and our
+ * allreduce, which the preload would otherwise pay at every call of an
+ * application that keeps its communicators. The outcome of every try is
+ * agreed and every rank counts the same calls, so all ranks try at the
+ * same call (the collective calls of a correct program are the same on
+ * every rank). */
 static int state_get(MPI_Comm comm, xchg_comm_state **state, int *refused)
 {
     *refused = 0;
-    int rc = state_lookup(comm, state);
-    if (rc != MPI_SUCCESS || *state)
+    xchg_comm_state *st = NULL;
+    int rc = state_lookup(comm, &st);
+    if (rc != MPI_SUCCESS)
         return rc;
-
-    xchg_comm_state *st = calloc(1, sizeof *st);
+    if (st && st->pcomm != MPI_COMM_NULL) {
+        *state = st;
+        return MPI_SUCCESS;
+    }
+    if (st && --st->retry_in > 0) { /* refused lately: not asked again yet */
+        *refused = 1;
+        return xchg_error_code(st->refused_class, "%s (tried again in %d calls)",
+                               st->refused_msg, st->retry_in);
+    }
+    int fresh = st == NULL;
+    if (fresh)
+        st = calloc(1, sizeof *st);
     int rank = 0, size = 1;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
     /* Every rank takes part in the dup, even one without memory. */
     MPI_Comm pc = MPI_COMM_NULL;
     rc = private_dup(comm, rank, size, &pc, refused);
+    if (rc != MPI_SUCCESS && *refused && st) {
+        /* remembered, so that the next calls do not ask MPI at once */
+        int len = 0;
+        st->refused_wait = st->refused_wait ? 2 * st->refused_wait : 1;
+        if (st->refused_wait > REFUSED_WAIT_MAX)
+            st->refused_wait = REFUSED_WAIT_MAX;
+        st->retry_in = st->refused_wait + 1;
+        MPI_Error_class(rc, &st->refused_class);
+        xchg_error_string(rc, st->refused_msg, &len);
+        if (!fresh)
+            return rc;
+        st->pcomm = MPI_COMM_NULL;
+        st->refs = 1; /* the attribute's */
+        st->last.algo = XCHG_ALGO_INVALID;
+        st->last.sparse_algo = XCHG_SPARSE_INVALID;
+        if (MPI_Comm_set_attr(comm, state_keyval, st) != MPI_SUCCESS)
+            free(st);
+        return rc;
+    }
     if (rc != MPI_SUCCESS || !st) {
         if (pc != MPI_COMM_NULL)
             MPI_Comm_free(&pc);
-        free(st);
+        if (fresh)
+            free(st);
         return rc != MPI_SUCCESS ? rc : xchg_error_code(MPI_ERR_NO_MEM, "out of memory for "
                                                         "communicator state");
     }
     st->pcomm = pc;
     st->rank = rank;
     st->size = size;
-    st->refs = 1; /* the attribute's */
+    st->refs = 1; /* the attribute's (a state kept from a refusal has it already) */
     st->last.algo = XCHG_ALGO_INVALID;
     st->last.sparse_algo = XCHG_SPARSE_INVALID;
     /* Settings: read once here and agreed, so all ranks run one protocol. */
     rc = xchg_settings_agree(st->pcomm, &st->settings);
-    if (rc == MPI_SUCCESS)
+    if (rc == MPI_SUCCESS && fresh)
         rc = MPI_Comm_set_attr(comm, state_keyval, st);
     if (rc != MPI_SUCCESS) {
-        state_free(st);
+        if (fresh) {
+            state_free(st);
+        } else { /* attached: back to "no duplicate", asked again next call */
+            MPI_Comm_free(&st->pcomm);
+            st->pcomm = MPI_COMM_NULL;
+            st->retry_in = 1;
+        }
         return rc;
     }
     *state = st;

@@ -100,6 +100,10 @@ typedef struct xchg_comm_state {
      * persistent request another, so a request outlives a freed comm. */
     int refs;
     int comm_freed;        /* the caller's communicator is gone */
+    /* MPI refused the duplicate (pcomm is MPI_COMM_NULL): asked again when
+     * retry_in counts down to 0; the wait doubles up to 64 calls. */
+    int retry_in, refused_wait, refused_class;
+    char refused_msg[MPI_MAX_ERROR_STRING];
 } xchg_comm_state;
 
 /* Returns the state for comm, creating it on first use (collectively: it
@@ -108,7 +112,8 @@ typedef struct xchg_comm_state {
  * outcome is agreed: every rank gets the duplicate, or every rank an error
  * of the same class naming the limit (comm's error handler is set to
  * return during the dup, so MPI never aborts in a call the caller did not
- * make). A refused duplicate is tried again at the next call. */
+ * make). After a refusal the communicator keeps a state without pcomm and
+ * the dup is tried again after 1, 2, 4, ... 64 calls (comm.c). */
 int xchg_comm_state_get(MPI_Comm comm, xchg_comm_state **state);
 /* Fills cs->node_size and cs->on_node on first need (collective over
  * cs->pcomm: one allreduce, and a node split only where this process has
