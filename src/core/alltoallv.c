@@ -242,6 +242,7 @@ static int run(xchg_algo algo, int from_env, const void *sendbuf, const int send
     c.recvbuf = recvbuf;
     c.recvcounts = recvcounts;
     c.rdispls = rdispls;
+    c.comm = cs->pcomm;
     c.cs = cs;
     c.rank = cs->rank;
     c.size = cs->size;
@@ -250,7 +251,6 @@ static int run(xchg_algo algo, int from_env, const void *sendbuf, const int send
     rc = xchg_check_alltoallv_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                                    recvcounts, rdispls, recvtype, comm);
     int algo_rc = xchg_resolve_algo(&cs->settings, algo, from_env, &algo);
-    c.comm = cs->pcomm;
     if (rc == MPI_SUCCESS)
         rc = algo_rc;
     if (rc == MPI_SUCCESS) {

@@ -19,7 +19,8 @@
  *   - when MPI refuses the duplicate, every rank returns the same error
  *     naming the limit (the caller's error handler is set to return during
  *     the dup, and the outcome agreed), instead of MPI aborting in a call
- *     the caller never made; the next call tries again;
+ *     the caller never made; the refusal is remembered and MPI asked again
+ *     after 1, 2, 4, ... 64 calls (state_get);
  *   - the node map (which ranks share this rank's node, for the automatic
  *     choice only) is made on first need, and from a process-wide record of
  *     earlier node splits where that covers every member: a duplicate of a
