@@ -12,11 +12,12 @@
  * a blocking call. Arrays it allocates for the caller are freed by the
  * matching xchg_*_free call named next to the function that returns them.
  *
- * Communicators: on first use of a communicator, xchg duplicates it
- * (collectively) and caches the duplicate on it with an attribute; all
- * library traffic uses that duplicate, so no message of the caller's is ever
- * matched by library traffic. The duplicate is freed when the caller frees
- * its communicator.
+ * Communicators: at the first exchange on a communicator, xchg duplicates
+ * it (collectively) and caches the duplicate on it with an attribute; all library traffic uses that duplicate, so no message of the
+ * caller's is ever matched by library traffic. The duplicate is freed when
+ * the caller frees its communicator. If MPI refuses the duplicate (MPICH
+ * allows 2048 communicators per process), the call returns an error naming
+ * the limit, the same class on every rank; see xchg_comm_prepare.
  */
 #ifndef XCHG_H
 #define XCHG_H
@@ -154,6 +155,36 @@ XCHG_API int xchg_test(xchg_request req, int *flag);
 XCHG_API int xchg_request_free(xchg_request *req);
 /* The algorithm a request runs ("auto" resolved at init). */
 XCHG_API xchg_algo xchg_request_algo(xchg_request req);
+
+/* Collective over comm: makes xchg's state for comm and its private
+ * duplicate now rather than at the first exchange. If MPI refuses the
+ * duplicate (its limit on communicators is reached: MPICH allows 2048 per
+ * process, and xchg holds one per communicator it exchanges on), *ready is
+ * 0 on every rank and MPI_SUCCESS is returned: the caller may then use MPI
+ * itself on comm, as the preload library does. Otherwise *ready is 1 and
+ * exchanges on comm need no new communicator (except the algorithms that
+ * build their own: hierarchical, and the MPI windows of rma_* and of the
+ * sparse rma). A refusal is remembered on comm: MPI is asked again after
+ * 1, 2, 4, ... at most 64 calls of xchg on comm (this one included).
+ * Other errors (an invalid comm, a NULL ready) go through comm's error
+ * handler as usual. */
+XCHG_API int xchg_comm_prepare(MPI_Comm comm, int *ready);
+
+/* The MPI library xchg was built with, as its mpi.h said: "MPICH 4.0.2",
+ * "Open MPI 4.1.4". Static string. */
+XCHG_API const char *xchg_mpi_built_with(void);
+
+/* Whether the MPI library running this program is the one xchg was built
+ * with (MPI_Get_library_version against the build's mpi.h; no handle is
+ * touched, callable before MPI_Init): 1 yes (also for an MPICH-based
+ * library such as Intel MPI under an MPICH build, or an unknown one);
+ * 0 the same flavour but another major version (handles compatible: xchg
+ * calls fail with MPI_ERR_OTHER through the error handler); -1 another
+ * flavour, MPICH's ABI against Open MPI's (handles incompatible: xchg
+ * calls print why on stderr once and return the running library's
+ * MPI_ERR_OTHER without touching any handle). why (may be NULL) gets the
+ * reason, "" for 1. Every xchg entry point makes this check itself. */
+XCHG_API int xchg_mpi_compatible(char *why, int whylen);
 
 /* What the last xchg call on a communicator did, on this rank. */
 typedef struct xchg_stats {

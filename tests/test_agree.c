@@ -16,6 +16,8 @@
  * 3. Settings that differ per rank (set with setenv on some ranks before
  *    the communicator's first xchg call): rank 0's are used everywhere, no
  *    hang, and rank 0 warns naming the variable (its stderr is captured).
+ *    XCHG_RECORD on rank 0 only: every rank records, rank 0 writes; on all
+ *    but rank 0: nothing recorded; a call failing on one rank not recorded.
  * 4. Bad values of every setting are rejected with a warning naming the
  *    variable, and the default is used (XCHG_MAX_TEMP_BYTES=1e30 must not
  *    become 0).
@@ -374,6 +376,76 @@ static void differing_settings(void)
     unmake(&b);
 }
 
+/* XCHG_RECORD: set on rank 0 only, every rank records (one protocol) and
+ * rank 0 writes at the communicator's free; a call with one rank's
+ * argument error is recorded by nobody (and still fails alike); set on all
+ * ranks but rank 0, nothing is recorded. */
+static char record_path[128];
+
+static int file_has_line(const char *path, const char *line)
+{
+    FILE *f = fopen(path, "r");
+    char buf[4096];
+    int found = 0;
+    while (f && !found && fgets(buf, sizeof buf, f)) {
+        buf[strcspn(buf, "\n")] = 0;
+        found = strcmp(buf, line) == 0;
+    }
+    if (f)
+        fclose(f);
+    return found;
+}
+
+static void record_setting(void)
+{
+    bufs b;
+    make(&b, 2);
+    char w[400], line[64];
+    int pid = (int)getpid();
+    MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    snprintf(record_path, sizeof record_path, "/tmp/xchg-test-agree-record-%d.txt", pid);
+    MPI_Comm c = comm_with("XCHG_RECORD", record_path, rank == 0);
+    int ok = capture_end("XCHG_RECORD differs");
+    check("XCHG_RECORD on rank 0 only: rank 0 warns naming it", P == 1 || ok);
+    int rc = run(XCHG_ALGO_LINEAR, &b, c);
+    check("XCHG_RECORD on rank 0 only: a good call", rc == MPI_SUCCESS && correct(&b));
+    rc = run(XCHG_ALGO_AUTO, &b, c);
+    check("XCHG_RECORD on rank 0 only: a second call", rc == MPI_SUCCESS && correct(&b));
+    /* one rank's argument error, agreed by padded_alltoall: recorded by nobody */
+    if (rank == P - 1)
+        b.sc[0] = -1;
+    rc = run(XCHG_ALGO_PADDED_ALLTOALL, &b, c);
+    b.sc[0] = b.n;
+    snprintf(w, sizeof w, "XCHG_RECORD: one rank's argument error still fails alike (%s)",
+             a2av_err_msg(rc));
+    check(w, a2av_err_class(rc) == MPI_ERR_COUNT && same_everywhere(a2av_err_class(rc)));
+    MPI_Comm_free(&c); /* rank 0 writes */
+    if (rank == 0) {
+        /* comm_with's zero call, then 2 calls of 2 ints to everyone */
+        snprintf(line, sizeof line, "shape %d 2", P);
+        snprintf(w, sizeof w, "XCHG_RECORD on rank 0 only: %s has \"%s\"", record_path, line);
+        check(w, file_has_line(record_path, line));
+        snprintf(line, sizeof line, "shape %d 1", P);
+        check("XCHG_RECORD: the first call's shape once", file_has_line(record_path, line));
+        snprintf(line, sizeof line, "shape %d 3", P);
+        check("XCHG_RECORD: the failed call not counted", !file_has_line(record_path, line));
+        remove(record_path);
+    }
+    /* on all ranks but rank 0: nothing recorded, nothing written */
+    char other[160];
+    snprintf(other, sizeof other, "%s.off", record_path);
+    c = comm_with("XCHG_RECORD", other, rank != 0);
+    capture_end(""); /* warned above already: once per variable */
+    rc = run(XCHG_ALGO_LINEAR, &b, c);
+    check("XCHG_RECORD on all but rank 0: a good call", rc == MPI_SUCCESS && correct(&b));
+    MPI_Comm_free(&c);
+    FILE *f = fopen(other, "r");
+    check("XCHG_RECORD on all but rank 0: no file", f == NULL);
+    if (f)
+        fclose(f);
+    unmake(&b);
+}
+
 static void bad_values(void)
 {
     static const struct {
@@ -386,6 +458,7 @@ static void bad_values(void)
         {"XCHG_RANKS_PER_NODE", "-3", XCHG_ALGO_HIERARCHICAL},
         {"XCHG_NBX_BARRIER", "sometimes", XCHG_ALGO_LINEAR},
         {"XCHG_CHECK", "yes", XCHG_ALGO_LINEAR},
+        {"XCHG_RECORD_MAX", "0", XCHG_ALGO_LINEAR},
     };
     bufs b;
     make(&b, 2);
@@ -425,11 +498,14 @@ int main(int argc, char **argv)
     one_rank_errors();
     check_mode();
     differing_settings();
+    record_setting();
     bad_values();
     int tot[2] = {npass, nfail}, all[2];
     MPI_Reduce(tot, all, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0)
         printf("test_agree on %d ranks: %d passed, %d failed\n", P, all[0], all[1]);
     MPI_Finalize();
+    if (rank == 0 && record_path[0])
+        remove(record_path); /* written again at MPI_Finalize */
     return nfail ? 1 : 0;
 }

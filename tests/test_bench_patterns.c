@@ -3,7 +3,9 @@
  * (tools/bench/patterns.h), at many P, without MPI: determinism, ranges,
  * exactly k sparse partners that change between iterations, Zipf shares
  * that are a permutation of 1/r^s, hot receivers' share, and transpose
- * blocks that tile an unevenly split grid.
+ * blocks that tile an unevenly split grid; record files (XCHG_RECORD) read
+ * back, bad ones refused with the line, and replayed at their P exactly and
+ * at other P by the documented rule.
  * Prints "N passed, M failed"; exits non-zero on any failure.
  */
 #include "patterns.h"
@@ -31,8 +33,114 @@ static int cmp64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-int main(void)
+static void write_file(const char *path, const char *text)
 {
+    FILE *f = fopen(path, "w");
+    fputs(text, f);
+    fclose(f);
+}
+
+/* Record files: the format XCHG_RECORD writes (src/core/record.c). */
+static void test_record_files(void)
+{
+    char path[64], err[512], p2[64];
+    snprintf(path, sizeof path, "/tmp/xchg-test-record-%ld.txt", (long)rand());
+    write_file(path, "xchg-record 1\n# comment\n\n"
+                     "# shape 1\nshape 3 7\n0 1 2\n10 11 12\n20 21 22\n"
+                     "shape 2 5\n5 0\n0 9\n");
+    bench_record rec;
+    int ok = bench_record_read(path, 1, &rec, err, sizeof err) == 0;
+    expect(ok && rec.P0 == 3 && rec.calls == 7 && rec.nshapes == 2 && rec.index == 1,
+           "record: shape 1 read", 3, 0);
+    if (ok) {
+        int same = 1;
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 3; j++)
+                same &= bench_record_bytes(&rec, 3, i, j) == 10 * i + j;
+        expect(same, "record: replayed at its P, the recorded bytes", 3, 0);
+        /* at 6 = 2 x 3 ranks: rank i plays recorded rank i/2 */
+        same = 1;
+        for (int i = 0; i < 6; i++)
+            for (int j = 0; j < 6; j++)
+                same &= bench_record_bytes(&rec, 6, i, j) == 10 * (i / 2) + j / 2;
+        expect(same, "record: at 2 P, each recorded rank played twice", 6, 0);
+        /* at 2 ranks: recorded ranks 0 and 1 (floor(i * 3 / 2)) */
+        same = bench_record_bytes(&rec, 2, 0, 1) == 1 && bench_record_bytes(&rec, 2, 1, 1) == 11;
+        expect(same, "record: at fewer ranks, a subset", 2, 0);
+        /* elements of the file pattern round bytes up */
+        bench_pattern fp = {PAT_FILE, 1, 0, 0, 0, 0, &rec};
+        bench_layout l;
+        bench_layout_init(&l, &fp, 3, 1, 8);
+        expect(bench_count(&l, 2, 1, 0) == 3 && bench_count(&l, 0, 0, 0) == 0,
+               "record: doubles round up", 3, 8);
+        bench_layout_init(&l, &fp, 3, 1, 1);
+        expect(bench_count(&l, 2, 1, 0) == 21, "record: bytes as they were", 3, 1);
+        bench_record_free(&rec);
+    }
+    ok = bench_record_read(path, 2, &rec, err, sizeof err) == 0;
+    expect(ok && rec.P0 == 2 && rec.calls == 5 && bench_record_bytes(&rec, 2, 1, 1) == 9,
+           "record: shape 2 read", 2, 0);
+    if (ok)
+        bench_record_free(&rec);
+    expect(bench_record_read(path, 3, &rec, err, sizeof err) != 0 &&
+               strstr(err, "has 2 shapes, not a shape 3"),
+           "record: a missing shape is refused", 0, 0);
+    int idx = 0;
+    expect(bench_record_spec("a:b/c.txt:4", p2, sizeof p2, &idx) == 0 && idx == 4 &&
+               strcmp(p2, "a:b/c.txt") == 0 &&
+               bench_record_spec("x.txt", p2, sizeof p2, &idx) == 0 && idx == 1 &&
+               bench_record_spec("x.txt:0", p2, sizeof p2, &idx) != 0,
+           "record: file:PATH[:N]", 0, 0);
+    write_file(path, "xchg-record 1\nshape 2 1\n1 2\n3\n");
+    expect(bench_record_read(path, 1, &rec, err, sizeof err) != 0 && strstr(err, "shape 1") &&
+               strstr(err, "found the end"),
+           "record: a short matrix is refused with its line", 0, 0);
+    write_file(path, "xchg-record 1\nshape 2 1\n1 -2\n3 4\n");
+    expect(bench_record_read(path, 1, &rec, err, sizeof err) != 0 && strstr(err, ":3:"),
+           "record: a negative count is refused", 0, 0);
+    write_file(path, "shape 2 1\n1 2\n3 4\n");
+    expect(bench_record_read(path, 1, &rec, err, sizeof err) != 0 &&
+               strstr(err, "not an XCHG_RECORD file"),
+           "record: the header is required", 0, 0);
+    remove(path);
+}
+
+/* --same A[:N] B[:M]: B's shape (written by XCHG_RECORD while a replay of
+ * A's ran at B's P) is A's replayed at that P, byte for byte. */
+static int same_shapes(const char *a, const char *b)
+{
+    char pa[1024], pb[1024], err[1200];
+    int na, nb;
+    bench_record ra, rb;
+    if (bench_record_spec(a, pa, sizeof pa, &na) || bench_record_spec(b, pb, sizeof pb, &nb)) {
+        fprintf(stderr, "--same: bad FILE[:N]\n");
+        return 2;
+    }
+    if (bench_record_read(pa, na, &ra, err, sizeof err) ||
+        bench_record_read(pb, nb, &rb, err, sizeof err)) {
+        fprintf(stderr, "--same: %s\n", err);
+        return 1;
+    }
+    long bad = 0;
+    for (int i = 0; i < rb.P0; i++)
+        for (int j = 0; j < rb.P0; j++)
+            if (rb.bytes[(size_t)i * (size_t)rb.P0 + (size_t)j] !=
+                bench_record_bytes(&ra, rb.P0, i, j)) {
+                if (!bad)
+                    fprintf(stderr, "--same: block (%d, %d) differs\n", i, j);
+                bad++;
+            }
+    printf("%s shape %d (P=%d) %s %s shape %d replayed at P=%d: %ld blocks differ\n", pb, nb,
+           rb.P0, bad ? "is NOT" : "is", pa, na, rb.P0, bad);
+    bench_record_free(&ra);
+    bench_record_free(&rb);
+    return bad != 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 4 && strcmp(argv[1], "--same") == 0)
+        return same_shapes(argv[2], argv[3]);
     static const int Ps[] = {1, 2, 3, 4, 5, 7, 8, 13, 64, 100};
     static const long avgs[] = {1, 2, 16, 1000};
     for (size_t pi = 0; pi < sizeof Ps / sizeof Ps[0]; pi++) {
@@ -40,7 +148,7 @@ int main(void)
         int64_t *v = malloc(sizeof(int64_t) * (size_t)P);
         for (size_t ai = 0; ai < sizeof avgs / sizeof avgs[0]; ai++) {
             long a = avgs[ai];
-            bench_pattern p = {PAT_UNIFORM, 42, 0.3, 1.0, 1, 0.8};
+            bench_pattern p = {PAT_UNIFORM, 42, 0.3, 1.0, 1, 0.8, NULL};
             bench_layout l;
 
             p.kind = PAT_RANDOM;
@@ -141,6 +249,7 @@ int main(void)
         }
         free(v);
     }
+    test_record_files();
     for (int k = 0; k < PAT_COUNT; k++)
         expect((int)bench_pattern_from_name(bench_pattern_name((bench_pattern_kind)k)) == k,
                "names round-trip", 0, 0);

@@ -221,6 +221,9 @@ static int run(xchg_algo algo, int from_env, const void *sendbuf, const int send
                const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
                MPI_Comm comm)
 {
+    int mpi_rc = xchg_mpi_check(comm); /* first: the running MPI is ours */
+    if (mpi_rc != MPI_SUCCESS)
+        return mpi_rc;
     /* Without a valid communicator nothing can be agreed. */
     int P = 0, rc = xchg_check_comm(comm, &P);
     if (rc != MPI_SUCCESS)
@@ -254,6 +257,16 @@ static int run(xchg_algo algo, int from_env, const void *sendbuf, const int send
         rc = xchg_typeinfo_get(recvtype, &c.rt);
         if (rc == MPI_SUCCESS && sendbuf != MPI_IN_PLACE)
             rc = xchg_typeinfo_get(sendtype, &c.st);
+    }
+    /* XCHG_RECORD (agreed): every rank takes part, one with an argument
+     * error too (then nobody records the call). */
+    if (cs->settings.record && algo_rc == MPI_SUCCESS) {
+        int in_place = sendbuf == MPI_IN_PLACE;
+        long shape;
+        int rrc = xchg_record_call(cs, in_place ? recvcounts : sendcounts,
+                                   in_place ? c.rt.size : c.st.size, rc, 1, &shape);
+        if (rc == MPI_SUCCESS && rrc != MPI_SUCCESS)
+            return xchg_raise(comm, rrc);
     }
     if (rc != MPI_SUCCESS) {
         /* An unknown XCHG_ALLTOALLV_ALGO is agreed, so it fails on every

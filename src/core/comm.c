@@ -1,15 +1,41 @@
 /*
- * comm.c - the private duplicate of each caller communicator.
+ * comm.c - the per-communicator state and its private duplicate.
  *
  * Library traffic must never match a caller's message (an MPI_ANY_SOURCE /
- * MPI_ANY_TAG receive of theirs would steal ours). So on first use of a
- * communicator we duplicate it and cache the duplicate, with the rest of the
- * per-communicator state, in an attribute. MPI calls our delete callback when
+ * MPI_ANY_TAG receive of theirs would steal ours). So library traffic runs
+ * on a duplicate of the caller's communicator, cached with the rest of the
+ * per-communicator state in an attribute. MPI calls our delete callback when
  * the caller frees the communicator, and we free the duplicate there.
+ *
+ * Communicators are a scarce resource: MPICH has 2048 context ids per
+ * process, and an application with 1500 live communicators that called xchg
+ * on each ran out at about 1000, aborting in an MPI_Comm_split_type it never
+ * made. So the state costs one communicator, its duplicate:
+ *   - the duplicate is made at the first exchange on the communicator (not
+ *     before: xchg_get_stats makes nothing). Every algorithm needs it,
+ *     "vendor" too: MPICH 4.0.2's own MPI_Alltoallv on a communicator of
+ *     one rank sends itself a message that a pending MPI_ANY_SOURCE /
+ *     MPI_ANY_TAG receive of the caller's takes (test_isolation hung);
+ *   - when MPI refuses the duplicate, every rank returns the same error
+ *     naming the limit (the caller's error handler is set to return during
+ *     the dup, and the outcome agreed), instead of MPI aborting in a call
+ *     the caller never made; the refusal is remembered and MPI asked again
+ *     after 1, 2, 4, ... 64 calls (state_get);
+ *   - the node map (which ranks share this rank's node, for the automatic
+ *     choice only) is made on first need, and from a process-wide record of
+ *     earlier node splits where that covers every member: a duplicate of a
+ *     communicator already split, or any subset of it, costs no split.
+ * The duplicate itself is not shared between caller communicators, not even
+ * between duplicates of one another: two persistent requests, or calls from
+ * two threads, on different caller communicators may legally run in
+ * different orders on different ranks, and on one shared communicator their
+ * messages (same tags, and MPI_ANY_SOURCE in the sparse exchange) would
+ * match each other's.
  */
 #include "xchg_internal.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,38 +53,159 @@ static void state_free(xchg_comm_state *st)
     free(st);
 }
 
-/* Which ranks of pcomm share this rank's node (the automatic choice counts
- * off-node traffic with it). No communication: group translation. */
-static int node_map(xchg_comm_state *st, MPI_Comm node)
+/* ---- the node map --------------------------------------------------- */
+
+/* What this process has learnt from node splits so far, by rank in
+ * MPI_COMM_WORLD: known[w], and same[w] (w shares this process's node).
+ * Processes outside MPI_COMM_WORLD (spawned) are never known. */
+static pthread_mutex_t node_lock = PTHREAD_MUTEX_INITIALIZER;
+static int node_world = -1; /* size of MPI_COMM_WORLD once read */
+static unsigned char *node_known, *node_same;
+
+/* World ranks of comm's ranks (MPI_UNDEFINED where not in the world). */
+static int *world_ranks(MPI_Comm comm, int n)
 {
-    st->on_node = calloc((size_t)st->size, 1);
-    int *in = malloc(sizeof(int) * (size_t)st->node_size);
-    int *out = malloc(sizeof(int) * (size_t)st->node_size);
-    MPI_Group gn = MPI_GROUP_NULL, gp = MPI_GROUP_NULL;
-    int rc = !st->on_node || !in || !out
-                 ? xchg_error_code(MPI_ERR_NO_MEM, "out of memory for the node map")
-                 : MPI_SUCCESS;
+    int *in = malloc(sizeof(int) * (size_t)n), *out = malloc(sizeof(int) * (size_t)n);
+    MPI_Group g = MPI_GROUP_NULL, gw = MPI_GROUP_NULL;
+    int rc = in && out ? MPI_Comm_group(comm, &g) : MPI_ERR_NO_MEM;
     if (rc == MPI_SUCCESS)
-        rc = MPI_Comm_group(node, &gn);
-    if (rc == MPI_SUCCESS)
-        rc = MPI_Comm_group(st->pcomm, &gp);
+        rc = MPI_Comm_group(MPI_COMM_WORLD, &gw);
     if (rc == MPI_SUCCESS) {
-        for (int i = 0; i < st->node_size; i++)
+        for (int i = 0; i < n; i++)
             in[i] = i;
-        rc = MPI_Group_translate_ranks(gn, st->node_size, in, gp, out);
+        rc = MPI_Group_translate_ranks(g, n, in, gw, out);
+    }
+    if (g != MPI_GROUP_NULL)
+        MPI_Group_free(&g);
+    if (gw != MPI_GROUP_NULL)
+        MPI_Group_free(&gw);
+    free(in);
+    if (rc != MPI_SUCCESS) {
+        free(out);
+        return NULL;
+    }
+    return out;
+}
+
+/* Whether the record covers every rank of wr[0..n); if so, fills on[]. */
+static int node_from_record(const int *wr, int n, unsigned char *on)
+{
+    int all = 1;
+    pthread_mutex_lock(&node_lock);
+    for (int i = 0; i < n && all; i++) {
+        int w = wr[i];
+        if (w < 0 || w >= node_world || !node_known || !node_known[w])
+            all = 0;
+        else
+            on[i] = node_same[w];
+    }
+    pthread_mutex_unlock(&node_lock);
+    return all;
+}
+
+static void node_record(const int *wr, int n, const unsigned char *on)
+{
+    pthread_mutex_lock(&node_lock);
+    if (node_world < 0) {
+        int ws = 0;
+        if (MPI_Comm_size(MPI_COMM_WORLD, &ws) == MPI_SUCCESS && ws > 0) {
+            node_known = calloc((size_t)ws, 1);
+            node_same = calloc((size_t)ws, 1);
+            if (node_known && node_same) {
+                node_world = ws;
+            } else {
+                free(node_known);
+                free(node_same);
+                node_known = node_same = NULL;
+            }
+        }
+    }
+    for (int i = 0; i < n && node_world > 0; i++)
+        if (wr[i] >= 0 && wr[i] < node_world) {
+            node_known[wr[i]] = 1;
+            node_same[wr[i]] = on[i];
+        }
+    pthread_mutex_unlock(&node_lock);
+}
+
+/* on[j] = 1 for the ranks of pcomm in the node communicator. */
+static int node_split(MPI_Comm pcomm, int size, unsigned char *on)
+{
+    MPI_Comm node = MPI_COMM_NULL;
+    int rc = MPI_Comm_split_type(pcomm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    int nsize = 0;
+    MPI_Comm_size(node, &nsize);
+    int *in = malloc(sizeof(int) * (size_t)nsize), *out = malloc(sizeof(int) * (size_t)nsize);
+    MPI_Group gn = MPI_GROUP_NULL, gp = MPI_GROUP_NULL;
+    rc = in && out ? MPI_Comm_group(node, &gn) : MPI_ERR_NO_MEM;
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Comm_group(pcomm, &gp);
+    if (rc == MPI_SUCCESS) {
+        for (int i = 0; i < nsize; i++)
+            in[i] = i;
+        rc = MPI_Group_translate_ranks(gn, nsize, in, gp, out);
     }
     if (rc == MPI_SUCCESS)
-        for (int i = 0; i < st->node_size; i++)
-            if (out[i] >= 0 && out[i] < st->size)
-                st->on_node[out[i]] = 1;
+        for (int i = 0; i < nsize; i++)
+            if (out[i] >= 0 && out[i] < size)
+                on[out[i]] = 1;
     if (gn != MPI_GROUP_NULL)
         MPI_Group_free(&gn);
     if (gp != MPI_GROUP_NULL)
         MPI_Group_free(&gp);
     free(in);
     free(out);
+    MPI_Comm_free(&node);
     return rc;
 }
+
+int xchg_comm_node_map(xchg_comm_state *st)
+{
+    if (st->node_ready)
+        return MPI_SUCCESS;
+    const int n = st->size;
+    unsigned char *on = calloc((size_t)n, 1);
+    int *wr = on ? world_ranks(st->pcomm, n) : NULL;
+    /* Split only if some rank lacks the record: ranks may have learnt
+     * different things (each from the communicators it was in), and the
+     * split is collective, so the decision is agreed. */
+    int covered = wr && node_from_record(wr, n, on);
+    int all = 0;
+    int rc = MPI_Allreduce(&covered, &all, 1, MPI_INT, MPI_MIN, st->pcomm);
+    if (rc != MPI_SUCCESS) {
+        free(on);
+        free(wr);
+        return rc;
+    }
+    if (!all) {
+        if (on)
+            memset(on, 0, (size_t)n);
+        /* Every rank takes part, even without memory for the map. */
+        unsigned char dummy = 0;
+        if (node_split(st->pcomm, on ? n : 0, on ? on : &dummy) == MPI_SUCCESS && on) {
+            if (wr)
+                node_record(wr, n, on);
+        } else {
+            /* refused (no communicator left) or no memory: unknown, which
+             * only makes the automatic choice count all traffic off-node */
+            free(on);
+            on = NULL;
+        }
+    }
+    free(wr);
+    st->on_node = on;
+    st->node_size = 0;
+    for (int j = 0; on && j < n; j++)
+        st->node_size += on[j];
+    if (st->node_size < 1)
+        st->node_size = 1;
+    st->node_ready = 1;
+    return MPI_SUCCESS;
+}
+
+/* ---- the state ------------------------------------------------------ */
 
 void xchg_comm_state_retain(xchg_comm_state *st)
 {
@@ -103,48 +250,201 @@ static int state_lookup(MPI_Comm comm, xchg_comm_state **state)
     return MPI_SUCCESS;
 }
 
-int xchg_comm_state_get(MPI_Comm comm, xchg_comm_state **state)
+/* MPI's reason for a failure, one line: the last line of its message (an
+ * MPICH error stack ends with the cause), without the function prefix. */
+static void mpi_reason(int code, char *out, size_t len)
 {
-    int rc = state_lookup(comm, state);
-    if (rc != MPI_SUCCESS || *state)
-        return rc;
+    char msg[MPI_MAX_ERROR_STRING] = "";
+    int n = 0;
+    if (MPI_Error_string(code, msg, &n) != MPI_SUCCESS)
+        msg[0] = 0;
+    char *line = msg;
+    for (char *p = msg; *p; p++)
+        if (*p == '\n' && p[1])
+            line = p + 1;
+    line[strcspn(line, "\n")] = 0;
+    char *cut = strstr(line, "): ");
+    if (cut && cut - line < 80 && !memchr(line, ' ', (size_t)(cut - line)))
+        line = cut + 3; /* "MPIR_Get_contextid_sparse_group(591): Too many ..." */
+    snprintf(out, len, "%s", *line ? line : "no reason given");
+}
 
-    xchg_comm_state *st = calloc(1, sizeof *st);
-    if (!st)
-        return xchg_error_code(MPI_ERR_NO_MEM, "out of memory for communicator state");
-    st->pcomm = MPI_COMM_NULL;
-    st->refs = 1; /* the attribute's */
+#if defined(MPICH_VERSION)
+#define COMM_LIMIT "MPICH allows 2048 communicators per process"
+#elif defined(OPEN_MPI)
+#define COMM_LIMIT "Open MPI's limit on communicator ids"
+#else
+#define COMM_LIMIT "the MPI library's limit on communicators per process"
+#endif
+
+/* The private duplicate of comm. MPI_Comm_dup may be refused (the limit on
+ * communicators) and may fail on some ranks only: the outcome is agreed
+ * (lowest failing rank's class everywhere). */
+static int private_dup(MPI_Comm comm, int rank, int size, MPI_Comm *out, int *refused)
+{
+    *out = MPI_COMM_NULL;
+    *refused = 0;
+    /* MPI raises a failed MPI_Comm_dup on comm's handler, by default
+     * MPI_ERRORS_ARE_FATAL: return instead, and agree below. */
+    MPI_Errhandler old = MPI_ERRHANDLER_NULL;
+    int have_old = MPI_Comm_get_errhandler(comm, &old) == MPI_SUCCESS;
+    if (have_old)
+        MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    MPI_Comm pc = MPI_COMM_NULL;
+    int drc = MPI_Comm_dup(comm, &pc);
+    if (drc != MPI_SUCCESS)
+        pc = MPI_COMM_NULL;
+    int64_t all = xchg_agree_flag(rank, size, drc);
+    int arc = size > 1 ? MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT64_T, MPI_MAX, comm)
+                       : MPI_SUCCESS;
+    if (have_old) {
+        MPI_Comm_set_errhandler(comm, old);
+        MPI_Errhandler_free(&old);
+    }
+    if (arc == MPI_SUCCESS && all == 0) {
+        MPI_Comm_set_errhandler(pc, MPI_ERRORS_RETURN);
+        *out = pc;
+        return MPI_SUCCESS;
+    }
+    if (pc != MPI_COMM_NULL) /* another rank's dup failed: give ours back */
+        MPI_Comm_free(&pc);
+    if (arc != MPI_SUCCESS)
+        return drc != MPI_SUCCESS ? drc : arc;
+    *refused = 1;
+    int cls = (int)(all & 0xfff), from = size - (int)(all >> 12);
+    char why[MPI_MAX_ERROR_STRING];
+    if (drc != MPI_SUCCESS)
+        mpi_reason(drc, why, sizeof why);
+    else
+        snprintf(why, sizeof why, "on rank %d, whose error gives MPI's reason", from);
+    return xchg_error_code(cls, "MPI refused a new communicator: xchg needs a private "
+                           "duplicate of this communicator for its traffic, and "
+                           "MPI_Comm_dup failed (%s). The limit on communicators is "
+                           "reached (%s; xchg holds one duplicate per communicator it "
+                           "exchanges on, until that communicator is freed). Free "
+                           "communicators no longer in use, or call MPI itself on this "
+                           "one (the preload library does)", why, COMM_LIMIT);
+}
+
+/* The most calls a refused communicator waits before xchg asks MPI again. */
+#define REFUSED_WAIT_MAX 64
+
+/* The state of comm, made on first use; *refused: MPI refused the duplicate.
+ *
+ * A refusal is remembered on the communicator (a state without pcomm),
+ * and the dup is tried again only after 1, 2, 4, ... REFUSED_WAIT_MAX
+ * calls: a refused dup costs MPI's failing MPI_Comm_dup and our
+ * allreduce, which the preload would otherwise pay at every call of an
+ * application that keeps its communicators. The outcome of every try is
+ * agreed and every rank counts the same calls, so all ranks try at the
+ * same call (the collective calls of a correct program are the same on
+ * every rank). */
+static int state_get(MPI_Comm comm, xchg_comm_state **state, int *refused)
+{
+    *refused = 0;
+    xchg_comm_state *st = NULL;
+    int rc = state_lookup(comm, &st);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (st && st->pcomm != MPI_COMM_NULL) {
+        *state = st;
+        return MPI_SUCCESS;
+    }
+    if (st && --st->retry_in > 0) { /* refused lately: not asked again yet */
+        *refused = 1;
+        return xchg_error_code(st->refused_class, "%s (tried again in %d calls)",
+                               st->refused_msg, st->retry_in);
+    }
+    int fresh = st == NULL;
+    if (fresh)
+        st = calloc(1, sizeof *st);
+    int rank = 0, size = 1;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    /* Every rank takes part in the dup, even one without memory. */
+    MPI_Comm pc = MPI_COMM_NULL;
+    rc = private_dup(comm, rank, size, &pc, refused);
+    if (rc != MPI_SUCCESS && *refused && st) {
+        /* remembered, so that the next calls do not ask MPI at once */
+        int len = 0;
+        st->refused_wait = st->refused_wait ? 2 * st->refused_wait : 1;
+        if (st->refused_wait > REFUSED_WAIT_MAX)
+            st->refused_wait = REFUSED_WAIT_MAX;
+        st->retry_in = st->refused_wait + 1;
+        MPI_Error_class(rc, &st->refused_class);
+        xchg_error_string(rc, st->refused_msg, &len);
+        if (!fresh)
+            return rc;
+        st->pcomm = MPI_COMM_NULL;
+        st->refs = 1; /* the attribute's */
+        st->last.algo = XCHG_ALGO_INVALID;
+        st->last.sparse_algo = XCHG_SPARSE_INVALID;
+        if (MPI_Comm_set_attr(comm, state_keyval, st) != MPI_SUCCESS)
+            free(st);
+        return rc;
+    }
+    if (rc != MPI_SUCCESS || !st) {
+        if (pc != MPI_COMM_NULL)
+            MPI_Comm_free(&pc);
+        if (fresh)
+            free(st);
+        return rc != MPI_SUCCESS ? rc : xchg_error_code(MPI_ERR_NO_MEM, "out of memory for "
+                                                        "communicator state");
+    }
+    st->pcomm = pc;
+    st->rank = rank;
+    st->size = size;
+    st->refs = 1; /* the attribute's (a state kept from a refusal has it already) */
     st->last.algo = XCHG_ALGO_INVALID;
     st->last.sparse_algo = XCHG_SPARSE_INVALID;
-    rc = MPI_Comm_dup(comm, &st->pcomm);
-    if (rc == MPI_SUCCESS)
-        rc = MPI_Comm_set_errhandler(st->pcomm, MPI_ERRORS_RETURN);
-    if (rc == MPI_SUCCESS) {
-        MPI_Comm_rank(st->pcomm, &st->rank);
-        MPI_Comm_size(st->pcomm, &st->size);
-        MPI_Comm node;
-        rc = MPI_Comm_split_type(st->pcomm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-        if (rc == MPI_SUCCESS) {
-            MPI_Comm_size(node, &st->node_size);
-            rc = node_map(st, node);
-            MPI_Comm_free(&node);
-        }
-    }
     /* Settings: read once here and agreed, so all ranks run one protocol. */
-    if (rc == MPI_SUCCESS)
-        rc = xchg_settings_agree(st->pcomm, &st->settings);
-    if (rc == MPI_SUCCESS)
+    rc = xchg_settings_agree(st->pcomm, &st->settings);
+    if (rc == MPI_SUCCESS && fresh)
         rc = MPI_Comm_set_attr(comm, state_keyval, st);
     if (rc != MPI_SUCCESS) {
-        state_free(st);
+        if (fresh) {
+            state_free(st);
+        } else { /* attached: back to "no duplicate", asked again next call */
+            MPI_Comm_free(&st->pcomm);
+            st->pcomm = MPI_COMM_NULL;
+            st->retry_in = 1;
+        }
         return rc;
     }
     *state = st;
     return MPI_SUCCESS;
 }
 
+int xchg_comm_state_get(MPI_Comm comm, xchg_comm_state **state)
+{
+    int refused;
+    return state_get(comm, state, &refused);
+}
+
+int xchg_comm_prepare(MPI_Comm comm, int *ready)
+{
+    int mpi_rc = xchg_mpi_check(comm); /* first: the running MPI is ours */
+    if (mpi_rc != MPI_SUCCESS)
+        return mpi_rc;
+    if (!ready)
+        return xchg_raise(comm, xchg_error_code(MPI_ERR_ARG, "xchg_comm_prepare: ready is "
+                                                "NULL"));
+    *ready = 0;
+    int P = 0, rc = xchg_check_comm(comm, &P);
+    xchg_comm_state *cs = NULL;
+    int refused = 0;
+    if (rc == MPI_SUCCESS)
+        rc = state_get(comm, &cs, &refused);
+    *ready = rc == MPI_SUCCESS;
+    /* A refusal of the duplicate is this call's answer, not its error. */
+    return rc == MPI_SUCCESS || refused ? MPI_SUCCESS : xchg_raise(comm, rc);
+}
+
 int xchg_get_stats(MPI_Comm comm, xchg_stats *stats)
 {
+    int mpi_rc = xchg_mpi_check(comm); /* first: the running MPI is ours */
+    if (mpi_rc != MPI_SUCCESS)
+        return mpi_rc;
     if (!stats)
         return xchg_raise(comm, xchg_error_code(MPI_ERR_ARG, "xchg_get_stats: stats is NULL"));
     if (comm == MPI_COMM_NULL)

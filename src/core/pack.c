@@ -14,20 +14,34 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* MPI_Pack needs a communicator; its error handler must return, not abort. */
+/* MPI_Pack needs a communicator; its error handler must return, not abort.
+ * The duplicate of MPI_COMM_SELF is made with MPI_COMM_SELF's handler set
+ * to return, so that a process out of communicators does not abort here
+ * (then MPI_COMM_SELF itself serves, and MPI_Pack errors, which a correct
+ * call never has, would go to its handler). */
 static pthread_once_t self_once = PTHREAD_ONCE_INIT;
 static MPI_Comm xchg_self = MPI_COMM_NULL;
 
 static void self_create(void)
 {
+    MPI_Errhandler old = MPI_ERRHANDLER_NULL;
+    int have_old = MPI_Comm_get_errhandler(MPI_COMM_SELF, &old) == MPI_SUCCESS;
+    if (have_old)
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
     if (MPI_Comm_dup(MPI_COMM_SELF, &xchg_self) == MPI_SUCCESS)
         MPI_Comm_set_errhandler(xchg_self, MPI_ERRORS_RETURN);
+    else
+        xchg_self = MPI_COMM_NULL;
+    if (have_old) {
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, old);
+        MPI_Errhandler_free(&old);
+    }
 }
 
 static MPI_Comm self_comm(void)
 {
     pthread_once(&self_once, self_create);
-    return xchg_self;
+    return xchg_self != MPI_COMM_NULL ? xchg_self : MPI_COMM_SELF;
 }
 
 int xchg_typeinfo_get(MPI_Datatype type, xchg_typeinfo *ti)

@@ -30,7 +30,7 @@
 #include <string.h>
 #include <unistd.h>
 
-typedef enum { KIND_INT, KIND_BYTES, KIND_ALGO, KIND_SPARSE_ALGO, KIND_BARRIER } setting_kind;
+typedef enum { KIND_INT, KIND_BYTES, KIND_ALGO, KIND_SPARSE_ALGO, KIND_BARRIER, KIND_PATH } setting_kind;
 
 /* Unset, and the canonical value of a name that is no algorithm. */
 #define VALUE_UNSET INT64_MIN
@@ -70,6 +70,10 @@ static const struct setting_def {
     /* MPICH's own variable, read as MPICH reads it, by the mpich_model
      * baseline only (so that the model throttles as the library would) */
     [XCHG_SET_VERBOSE] = {"XCHG_VERBOSE", KIND_INT, 0, 3, 0, "0, 1, 2 or 3", 0, "0"},
+    /* a path: rank 0's is used (only rank 0 writes); set or not is agreed */
+    [XCHG_SET_RECORD] = {"XCHG_RECORD", KIND_PATH, 0, 0, 0, "a path", 0, "unset"},
+    [XCHG_SET_RECORD_MAX] = {"XCHG_RECORD_MAX", KIND_INT, 1, 1 << 20, 16,
+                             "an integer in [1, 1048576]", 0, "16"},
     [XCHG_SET_MPICH_THROTTLE] = {"MPIR_CVAR_ALLTOALL_THROTTLE", KIND_INT, 1, 1 << 20, 32,
                                  "0 (no throttle) or an integer in [1, 1048576]", 1, "32"},
 };
@@ -140,6 +144,8 @@ static int64_t read_one(int i, int *rejected, char *text, size_t textlen)
         return a == XCHG_SPARSE_INVALID ? VALUE_UNKNOWN_NAME + (int64_t)(name_hash(s) >> 2)
                                         : (int64_t)a;
     }
+    case KIND_PATH:
+        return (int64_t)(name_hash(s) >> 2); /* differs where the text does */
     case KIND_BARRIER:
         if (strcmp(s, "ibarrier") == 0)
             return 0;
@@ -191,6 +197,8 @@ static void describe(int i, int64_t v, char *out, size_t len)
         snprintf(out, len, "%s", xchg_algo_name((xchg_algo)v));
     else if (defs[i].kind == KIND_SPARSE_ALGO && v >= 0)
         snprintf(out, len, "%s", xchg_sparse_algo_name((xchg_sparse_algo)v));
+    else if (defs[i].kind == KIND_PATH)
+        snprintf(out, len, "a path");
     else if (defs[i].kind == KIND_BARRIER)
         snprintf(out, len, "%s", v ? "dissemination" : "ibarrier");
     else if (v < 0 && (defs[i].kind == KIND_ALGO || defs[i].kind == KIND_SPARSE_ALGO))
@@ -242,6 +250,13 @@ static void apply(xchg_settings *s, int i, int64_t v, const char *text)
     case XCHG_SET_VERBOSE:
         s->verbose = v == VALUE_UNSET ? 0 : (int)v;
         break;
+    case XCHG_SET_RECORD:
+        s->record = v != VALUE_UNSET;
+        snprintf(s->record_path, sizeof s->record_path, "%s", text);
+        break;
+    case XCHG_SET_RECORD_MAX:
+        s->record_max = (int)(v == VALUE_UNSET ? defs[i].dflt : v);
+        break;
     case XCHG_SET_MPICH_THROTTLE:
         s->mpich_throttle = (int)(v == VALUE_UNSET ? defs[i].dflt : v);
         break;
@@ -258,7 +273,7 @@ int xchg_settings_agree(MPI_Comm comm, xchg_settings *s)
     MPI_Comm_size(comm, &size);
     int64_t mine[N], root[N];
     int rejected[N];
-    char text[N][sizeof s->alltoallv_algo_text];
+    char text[N][sizeof s->record_path];
     for (int i = 0; i < N; i++)
         root[i] = mine[i] = read_one(i, &rejected[i], text[i], sizeof text[i]);
 
@@ -296,8 +311,10 @@ int xchg_settings_agree(MPI_Comm comm, xchg_settings *s)
                         (int)v[N + i] - 1, defs[i].range, defs[i].dflt_text);
         }
         if (v[i] && first_warning(&warned_differs, i)) {
-            char d[64];
+            char d[96];
             describe(i, root[i], d, sizeof d);
+            if (defs[i].kind == KIND_PATH && root[i] != VALUE_UNSET)
+                snprintf(d, sizeof d, "\"%.80s\"", text[i]); /* rank 0's own */
             fprintf(stderr, "xchg: warning: %s differs across ranks (rank %d has another "
                     "value than rank 0's: %s); every rank uses rank 0's\n", defs[i].name,
                     (int)v[i] - 1, d);

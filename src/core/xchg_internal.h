@@ -35,6 +35,7 @@ enum {
     XCHG_EXT_GRID = 1,
     XCHG_EXT_SPARSE = 2,
     XCHG_EXT_SELECT = 3,     /* the cached automatic choice (select.c) */
+    XCHG_EXT_RECORD = 4,     /* XCHG_RECORD: the shapes seen (record.c) */
     XCHG_EXT_COUNT = 8
 };
 
@@ -55,6 +56,8 @@ typedef enum xchg_setting_id {
     XCHG_SET_CHECK,
     XCHG_SET_MPICH_THROTTLE,
     XCHG_SET_VERBOSE,
+    XCHG_SET_RECORD,
+    XCHG_SET_RECORD_MAX,
     XCHG_SETTING_COUNT
 } xchg_setting_id;
 
@@ -72,6 +75,9 @@ typedef struct xchg_settings {
     int check;                    /* XCHG_CHECK=1: the check mode */
     int verbose;                  /* XCHG_VERBOSE: 1 auto's choices, 2 every change, 3 every agreement */
     int mpich_throttle;           /* MPIR_CVAR_ALLTOALL_THROTTLE (mpich_model); 0: P */
+    int record;                   /* XCHG_RECORD set on rank 0: record shapes */
+    int record_max;               /* XCHG_RECORD_MAX: shapes per communicator */
+    char record_path[1024];       /* XCHG_RECORD as this rank has it (rank 0 writes) */
 } xchg_settings;
 
 /* Reads the settings and agrees on them (collective over comm: one
@@ -84,8 +90,10 @@ typedef struct xchg_comm_state {
     MPI_Comm pcomm;        /* private duplicate: all library traffic */
     int rank, size;
     xchg_settings settings; /* agreed once, when the state was made */
+    int node_ready;        /* node_size and on_node are known (xchg_comm_node_map) */
     int node_size;         /* ranks sharing this rank's node (shared memory) */
-    unsigned char *on_node; /* on_node[j]: rank j of pcomm shares this rank's node */
+    unsigned char *on_node; /* on_node[j]: rank j of pcomm shares this rank's node
+                              (NULL: unknown, every other rank counts as off-node) */
     unsigned long calls;   /* collective xchg calls so far, same on all ranks */
     xchg_stats last;       /* what the last call did */
     void *ext[XCHG_EXT_COUNT];
@@ -94,11 +102,27 @@ typedef struct xchg_comm_state {
      * persistent request another, so a request outlives a freed comm. */
     int refs;
     int comm_freed;        /* the caller's communicator is gone */
+    /* MPI refused the duplicate (pcomm is MPI_COMM_NULL): asked again when
+     * retry_in counts down to 0; the wait doubles up to 64 calls. */
+    int retry_in, refused_wait, refused_class;
+    char refused_msg[MPI_MAX_ERROR_STRING];
 } xchg_comm_state;
 
-/* Returns the state for comm, creating it (collectively: it duplicates comm)
- * on first use. */
+/* Returns the state for comm, creating it on first use (collectively: it
+ * duplicates comm). MPI_Comm_dup may be refused (MPICH allows 2048
+ * communicators per process) and may fail on some ranks only, so the
+ * outcome is agreed: every rank gets the duplicate, or every rank an error
+ * of the same class naming the limit (comm's error handler is set to
+ * return during the dup, so MPI never aborts in a call the caller did not
+ * make). After a refusal the communicator keeps a state without pcomm and
+ * the dup is tried again after 1, 2, 4, ... 64 calls (comm.c). */
 int xchg_comm_state_get(MPI_Comm comm, xchg_comm_state **state);
+/* Fills cs->node_size and cs->on_node on first need (collective over
+ * cs->pcomm: one allreduce, and a node split only where this process has
+ * not yet learnt the node of every member from an earlier split). Never
+ * fails for want of a communicator: the node map only informs the
+ * automatic choice, so a refused split leaves it unknown. */
+int xchg_comm_node_map(xchg_comm_state *cs);
 /* One more / one less reference; the last release frees the state (and its
  * private duplicate, which is collective like MPI_Comm_free). */
 void xchg_comm_state_retain(xchg_comm_state *state);
@@ -273,8 +297,29 @@ void xchg_temp_free(xchg_call *c, void *p, size_t bytes);
  * rank where the test-only XCHG_FAULT_TEMP_LIMIT is set (memory.c). */
 size_t xchg_temp_limit_of(const xchg_comm_state *cs);
 
+/* XCHG_RECORD (record.c): the count matrix of each distinct exchange shape.
+ * xchg_record_call is collective over pcomm when cs->settings.record is
+ * set (every rank calls it, also one with an argument error: local_err,
+ * which makes every rank skip the call): one allreduce of the hashes of
+ * the ranks' send byte counts (counts[j] x type_size), and a gather of the
+ * counts to rank 0 the first time a shape is seen; count_it: this is a call
+ * of the shape (0 for a persistent init, whose starts count). *shape: the
+ * shape's index for xchg_record_count (-1: not recorded).
+ * xchg_record_count counts one more call of a shape (a persistent start;
+ * no traffic). */
+int xchg_record_call(xchg_comm_state *cs, const int counts[], int type_size, int local_err,
+                     int count_it, long *shape);
+void xchg_record_count(xchg_comm_state *cs, long shape);
+
 /* MPI_SUCCESS if type is committed (or predefined), an error otherwise. */
 int xchg_type_check_committed(MPI_Datatype type);
+
+/* Every entry point's first step (mpi_check.c): MPI_SUCCESS if the running
+ * MPI library is the flavour and major version libxchg was built with.
+ * Otherwise an error: of another major version, raised on comm; of
+ * another flavour (whose handles cannot be read), printed once on stderr
+ * and returned as the running library's MPI_ERR_OTHER, touching no handle. */
+int xchg_mpi_check(MPI_Comm comm);
 
 /* The communicator checks every entry point makes first: not
  * MPI_COMM_NULL, valid, an intracommunicator; *P gets its size. */

@@ -33,6 +33,7 @@ struct xchg_request_s {
     int active;
     int generic_rc;              /* generic path: result of the call in start */
     int holds_state;             /* holds a reference to c.cs (set once init succeeded) */
+    long rec_shape;              /* XCHG_RECORD: the shape each start counts (-1: none) */
 };
 
 static int type_keep(MPI_Datatype t, MPI_Datatype *out)
@@ -81,6 +82,9 @@ static int init(xchg_algo algo, int from_env, const void *sendbuf, const int sen
                 const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
                 MPI_Comm comm, MPI_Info info, xchg_request *req)
 {
+    int mpi_rc = xchg_mpi_check(comm); /* first: the running MPI is ours */
+    if (mpi_rc != MPI_SUCCESS)
+        return mpi_rc;
     (void)info;
     if (!req)
         return xchg_raise(comm, xchg_error_code(MPI_ERR_ARG, "req is NULL"));
@@ -159,7 +163,10 @@ static int init(xchg_algo algo, int from_env, const void *sendbuf, const int sen
         request_destroy(r);
         return xchg_raise(comm, rc);
     }
-    if (algo == XCHG_ALGO_AUTO)
+    r->rec_shape = -1;
+    if (cs->settings.record) /* agreed; the starts count the calls */
+        rc = xchg_record_call(cs, c->sendcounts, c->st.size, MPI_SUCCESS, 0, &r->rec_shape);
+    if (rc == MPI_SUCCESS && algo == XCHG_ALGO_AUTO)
         rc = xchg_select_alltoallv_now(c, &algo); /* once, at init, from its own counts */
     if (rc == MPI_SUCCESS) {
         r->algo = xchg_registry_find(algo);
@@ -231,6 +238,7 @@ int xchg_start(xchg_request r)
     }
     c->temp_peak = c->temp_cur;
     c->cs->calls++;
+    xchg_record_count(c->cs, r->rec_shape);
     r->active = 1;
     int rc;
     if (r->algo->persist) {

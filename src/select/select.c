@@ -322,8 +322,11 @@ static void schedule(xchg_call *c, select_state *st, int confirm, xchg_algo now,
 /* A blocking agreement on this call's statistics, and the choice from it. */
 static int agree_now(xchg_call *c, long long *f, xchg_algo *chosen, double *best_t)
 {
+    int rc = xchg_comm_node_map(c->cs); /* on first need: collective */
+    if (rc != MPI_SUCCESS)
+        return rc;
     local_fields(c, f);
-    int rc = xchg_agree_blocking(c->comm, c->rank, c->size, f);
+    rc = xchg_agree_blocking(c->comm, c->rank, c->size, f);
     if (rc == MPI_SUCCESS)
         rc = xchg_agree_result(c->rank, c->size, c->arg_err, (int64_t)f[XCHG_AF_ERROR_CLASS],
                                "auto");
@@ -371,6 +374,9 @@ int xchg_select_alltoallv(xchg_call *c, xchg_algo *chosen)
     *chosen = st->choice;
     if (st->ncalls < st->next_refresh)
         return MPI_SUCCESS; /* the cached choice, no agreement at all */
+    int rc = xchg_comm_node_map(c->cs); /* made by the first call: no traffic */
+    if (rc != MPI_SUCCESS)
+        return rc;
     local_fields(c, st->mine);
     st->armed = 1; /* started at the algorithm's first wait, or at the end */
     return MPI_SUCCESS;

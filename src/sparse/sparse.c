@@ -350,6 +350,9 @@ int xchg_sparse_exchange(int ndest, const int dests[], const void *sendbuf,
                          const int sendcounts[], const int sdispls[], MPI_Datatype type,
                          xchg_sparse_recv_fn fn, void *ctx, MPI_Comm comm)
 {
+    int mpi_rc = xchg_mpi_check(comm); /* first: the running MPI is ours */
+    if (mpi_rc != MPI_SUCCESS)
+        return mpi_rc;
     if (!fn)
         return xchg_raise(comm, xchg_error_code(MPI_ERR_ARG, "fn is NULL"));
     return run(XCHG_SPARSE_AUTO, 1, ndest, dests, sendbuf, sendcounts, sdispls, type, fn,
@@ -361,6 +364,9 @@ int xchg_sparse_exchange_result(int ndest, const int dests[], const void *sendbu
                                 MPI_Datatype type, xchg_sparse_result *result,
                                 MPI_Comm comm)
 {
+    int mpi_rc = xchg_mpi_check(comm); /* first: the running MPI is ours */
+    if (mpi_rc != MPI_SUCCESS)
+        return mpi_rc;
     if (!result)
         return xchg_raise(comm, xchg_error_code(MPI_ERR_ARG, "result is NULL"));
     return run(XCHG_SPARSE_AUTO, 1, ndest, dests, sendbuf, sendcounts, sdispls, type, NULL,
@@ -373,6 +379,9 @@ int xchg_sparse_exchange_algo(xchg_sparse_algo algo, int ndest, const int dests[
                               xchg_sparse_recv_fn fn, void *ctx,
                               xchg_sparse_result *result, MPI_Comm comm)
 {
+    int mpi_rc = xchg_mpi_check(comm); /* first: the running MPI is ours */
+    if (mpi_rc != MPI_SUCCESS)
+        return mpi_rc;
     return run(algo, 0, ndest, dests, sendbuf, sendcounts, sdispls, type, fn, ctx, result,
                comm);
 }

@@ -7,6 +7,7 @@
 
 #include "bench_util.h"
 #include "patterns.h"
+#include "record_load.h"
 #include "xchg.h"
 
 #include <stdint.h>
@@ -31,6 +32,8 @@ typedef struct bench_run {
     int persistent;                   /* also each algorithm as a persistent request */
     bench_show show;
     const char *csv, *json;
+    const char *file_spec;            /* --pattern file:SPEC (PAT_FILE) */
+    bench_record rec;                 /* its shape, loaded on every rank */
     /* the run */
     int P;
     bench_env env;

@@ -13,8 +13,8 @@
 #include <math.h>
 #include <string.h>
 
-static const char *const names[PAT_COUNT] = {"uniform", "random", "sparse",
-                                             "zipf",    "hot",    "transpose"};
+static const char *const names[PAT_COUNT] = {"uniform", "random", "sparse", "zipf",
+                                             "hot",     "transpose", "file"};
 
 const char *bench_pattern_name(bench_pattern_kind kind)
 {
@@ -155,6 +155,11 @@ int64_t bench_count(const bench_layout *l, int i, int j, long iter)
          * columns of all n1 rows: it sends rank j its rows x j's columns */
         int64_t pts = split(l->n1, P, i) * split(l->n2, P, j);
         return pts * 8 / l->elem_bytes;
+    }
+    case PAT_FILE: {
+        /* the recorded bytes, in whole elements (rounded up) */
+        int64_t b = p->rec ? bench_record_bytes(p->rec, P, i, j) : 0;
+        return (b + l->elem_bytes - 1) / l->elem_bytes;
     }
     default:
         return 0;

@@ -13,6 +13,8 @@
 #ifndef XCHG_BENCH_PATTERNS_H
 #define XCHG_BENCH_PATTERNS_H
 
+#include "record_file.h"
+
 #include <stdint.h>
 
 typedef enum bench_pattern_kind {
@@ -22,6 +24,7 @@ typedef enum bench_pattern_kind {
     PAT_ZIPF,      /* a rank's volume P avg over its destinations by Zipf's law */
     PAT_HOT,       /* hot_fraction of every rank's volume to `hot` receivers */
     PAT_TRANSPOSE, /* slab transpose of an unevenly split 2-D grid of doubles */
+    PAT_FILE,      /* a recorded shape (XCHG_RECORD), replayed: record_file.h */
     PAT_COUNT
 } bench_pattern_kind;
 
@@ -32,9 +35,10 @@ typedef struct bench_pattern {
     double zipf_s;       /* zipf: exponent (0 = uniform) */
     int hot;             /* hot: number of hot receivers */
     double hot_fraction; /* hot: share of each rank's volume they get */
+    const bench_record *rec; /* file: the recorded shape */
 } bench_pattern;
 
-/* "uniform" ... "transpose"; NULL for an invalid kind. */
+/* "uniform" ... "transpose", "file"; NULL for an invalid kind. */
 const char *bench_pattern_name(bench_pattern_kind kind);
 /* PAT_COUNT for an unknown name. */
 bench_pattern_kind bench_pattern_from_name(const char *name);

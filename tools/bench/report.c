@@ -73,6 +73,10 @@ void report_table_header(FILE *f, const bench_run *r, bench_pattern_kind pat)
         fprintf(f, " (s %g)", r->base.zipf_s);
     else if (pat == PAT_HOT)
         fprintf(f, " (%d hot, fraction %g)", r->base.hot, r->base.hot_fraction);
+    else if (pat == PAT_FILE)
+        fprintf(f, " (%s, shape %d of %d, %lu calls recorded at P=%d%s)", r->rec.path,
+                r->rec.index, r->rec.nshapes, r->rec.calls, r->rec.P0,
+                r->rec.P0 == r->P ? "" : ", scaled");
     fprintf(f, ", %d ranks, %s, seed %" PRIu64 ", %d iterations after %d warm-up\n", r->P,
             bench_type_name(r), r->base.seed, r->iters, r->warmup);
     bench_table_mpi_line(f, &r->env);

@@ -36,7 +36,9 @@ static const char usage[] =
     "usage: xchg-bench [options]\n"
     "       xchg-bench dsde [options]   sparse exchange (xchg-bench dsde --help)\n"
     "  --pattern LIST     uniform, random, sparse, zipf, hot, transpose, or a comma list\n"
-    "                     (default random)\n"
+    "                     (default random); file:PATH[:N] replays the N-th shape (default\n"
+    "                     1, the most called) of a file XCHG_RECORD wrote, at one size:\n"
+    "                     its own bytes (--sizes does not apply), scaled to this P\n"
     "  --sizes MIN:MAX    average message bytes, powers of two, K/M suffixes (default 16:64K)\n"
     "  --algos LIST       algorithms to compare, comma list; all = every one of the build\n"
     "                     and auto; auto = xchg_alltoallv's own choice (default all;\n"
@@ -167,7 +169,7 @@ static int parse_algos(bench_run *r, const char *s)
 
 static int parse_patterns(bench_run *r, const char *s)
 {
-    char buf[256];
+    static char buf[2048]; /* r->file_spec points into it */
     r->npatterns = 0;
     if (strlen(s) >= sizeof buf || !*s)
         return bench_bad("--pattern: bad list '%s'", s);
@@ -175,9 +177,17 @@ static int parse_patterns(bench_run *r, const char *s)
     char *save = NULL;
     for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         bench_pattern_kind k = bench_pattern_from_name(t);
+        if (strncmp(t, "file:", 5) == 0) {
+            if (r->file_spec && strcmp(r->file_spec, t + 5))
+                return bench_bad("--pattern: one file: pattern per run");
+            r->file_spec = t + 5;
+            k = PAT_FILE;
+        } else if (k == PAT_FILE) {
+            k = PAT_COUNT; /* "file" needs its path */
+        }
         if (k == PAT_COUNT)
             return bench_bad("--pattern: unknown pattern '%s' (uniform, random, sparse, zipf, hot, "
-                       "transpose)", t);
+                       "transpose, file:PATH[:N])", t);
         int dup = 0;
         for (int p = 0; p < r->npatterns; p++)
             dup |= r->patterns[p] == k;
@@ -746,6 +756,17 @@ static int run_size(const bench_run *r, bench_pattern_kind pat, int64_t size, be
 
 /* ---- main ------------------------------------------------------------------ */
 
+/* The size a replayed file runs at: its mean block, rounded (at least 1). */
+static int64_t file_size(const bench_run *r)
+{
+    double sum = 0;
+    for (int i = 0; i < r->P; i++)
+        for (int j = 0; j < r->P; j++)
+            sum += (double)bench_record_bytes(&r->rec, r->P, i, j);
+    int64_t s = llround(sum / ((double)r->P * r->P));
+    return s < 1 ? 1 : s;
+}
+
 static int finish(MPI_Comm *comm, int code)
 {
     MPI_Comm_free(comm);
@@ -799,10 +820,23 @@ int main(int argc, char **argv)
     if (!bench_files_writable(r->csv, r->json, comm))
         return finish(&comm, 1);
 
+    /* file:PATH[:N]: the recorded shape, read on rank 0, on every rank */
+    if (r->file_spec) {
+        char err[1200];
+        if (bench_record_load(r->file_spec, comm, &r->rec, err, sizeof err)) {
+            if (rank == 0)
+                fprintf(stderr, "xchg-bench: --pattern file:%s: %s (xchg-bench --help for "
+                        "usage)\n", r->file_spec, err);
+            return finish(&comm, 2);
+        }
+        r->base.rec = &r->rec;
+    }
     int nsizes = 0;
     for (int64_t s = r->size_min; s <= r->size_max; s *= 2)
         nsizes++;
-    int nres = r->npatterns * nsizes * bench_ncols(r);
+    int nres = 0;
+    for (int p = 0; p < r->npatterns; p++)
+        nres += (r->patterns[p] == PAT_FILE ? 1 : nsizes) * bench_ncols(r);
     bench_result *res = calloc((size_t)nres, sizeof *res);
     bufs b = {0};
     size_t P = (size_t)r->P;
@@ -823,7 +857,10 @@ int main(int argc, char **argv)
                 printf("\n");
             report_table_header(stdout, r, r->patterns[p]);
         }
-        for (int64_t s = r->size_min; s <= r->size_max && !failed; s *= 2) {
+        int file = r->patterns[p] == PAT_FILE;
+        int64_t fsize = file ? file_size(r) : 0; /* >= 1: the only size of a file */
+        for (int64_t s = file ? fsize : r->size_min;
+             !failed && (file ? s == fsize : s <= r->size_max); s = file ? 0 : 2 * s) {
             bench_result *row = &res[n];
             failed = run_size(r, r->patterns[p], s, row, &b, comm);
             if (failed)
@@ -869,5 +906,6 @@ int main(int argc, char **argv)
     free(b.rd);
     free(b.row);
     free(b.col);
+    bench_record_free(&r->rec);
     return finish(&comm, code);
 }

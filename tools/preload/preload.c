@@ -13,8 +13,36 @@
  */
 #include "xchg.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+/* The preload must run in the MPI it was built with: in the other flavour
+ * (MPICH's ABI against Open MPI's) the arguments are not handles of ours,
+ * so it cannot even forward them to PMPI_Alltoallv: it says why and ends
+ * the process (as MPI's default error handler would), rather than crash
+ * or return with recvbuf never filled. Of another major version of the
+ * same flavour the handles are alike: it forwards to the MPI library. */
+static int preload_usable(void)
+{
+    static int compat = 2; /* 2: not checked yet */
+    if (compat == 2) {
+        char why[512];
+        int c = xchg_mpi_compatible(why, (int)sizeof why);
+        if (c < 0) {
+            fprintf(stderr, "libxchg-preload.so: %s. Ending this process: its "
+                    "MPI_Alltoallv can be neither served nor forwarded.\n", why);
+            fflush(stderr);
+            _exit(1);
+        }
+        if (c == 0)
+            fprintf(stderr, "libxchg-preload.so: %s; MPI_Alltoallv goes to the MPI "
+                    "library itself.\n", why);
+        compat = c;
+    }
+    return compat == 1;
+}
 
 int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
@@ -26,7 +54,14 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
         mode = !(e && (!strcmp(e, "off") || !strcmp(e, "0")));
     }
     int inter = 0;
-    if (!mode || comm == MPI_COMM_NULL || (PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && inter))
+    if (!preload_usable() || !mode || comm == MPI_COMM_NULL || (PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && inter))
+        return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                              rdispls, recvtype, comm);
+    /* MPI may refuse xchg the private communicator it needs (MPICH's limit
+     * on communicators): then this call is MPI's own, never an abort in a
+     * call the application did not make. Agreed: every rank falls back. */
+    int ready = 0;
+    if (xchg_comm_prepare(comm, &ready) == MPI_SUCCESS && !ready)
         return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                               rdispls, recvtype, comm);
     return xchg_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,

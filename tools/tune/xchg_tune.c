@@ -13,7 +13,12 @@
  * rank 0 and the last rank. Rules hold for this P only; run it once per
  * job size you use. --verify re-reads the table and checks that
  * xchg_alltoallv then picks each rule's algorithm.
+ *
+ * --pattern file:PATH[:N] tunes on an application's own exchange instead:
+ * the N-th shape of a file XCHG_RECORD wrote (tools/bench/record_file.h,
+ * scaled to this P by the same rule as xchg-bench's), one rule for it.
  */
+#include "record_load.h"
 #include "xchg.h"
 
 #include <stdio.h>
@@ -63,6 +68,54 @@ static void pattern_make(pattern *p, long mean)
     long long vol = p->stot > p->rtot ? p->stot : p->rtot;
     MPI_Allreduce(&vol, &p->key, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
     p->key /= P;
+}
+
+/* The recorded shape rec, replayed at this P, in bytes; 0, or -1 on every
+ * rank if a block or a rank's total does not fit an int count. */
+static int pattern_make_file(pattern *p, const bench_record *rec)
+{
+    p->sc = malloc(sizeof(int) * P); p->sd = malloc(sizeof(int) * P);
+    p->rc = malloc(sizeof(int) * P); p->rd = malloc(sizeof(int) * P);
+    int64_t tot = 0;
+    int fits = 1;
+    for (int j = 0; j < P; j++) {
+        int64_t b = bench_record_bytes(rec, P, rank, j);
+        tot += b;
+        fits &= b <= 2147483647 && tot <= 2147483647;
+        p->sc[j] = fits ? (int)b : 0;
+    }
+    int all = 0;
+    MPI_Allreduce(&fits, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!all) {
+        free(p->sc); free(p->sd); free(p->rc); free(p->rd);
+        return -1;
+    }
+    MPI_Alltoall(p->sc, 1, MPI_INT, p->rc, 1, MPI_INT, MPI_COMM_WORLD);
+    p->stot = p->rtot = 0;
+    for (int j = 0; j < P; j++) {
+        p->sd[j] = (int)p->stot; p->stot += p->sc[j];
+        p->rd[j] = (int)p->rtot; p->rtot += p->rc[j];
+    }
+    p->sb = malloc((size_t)p->stot + 1);
+    p->rb = malloc((size_t)p->rtot + 1);
+    p->ref = malloc((size_t)p->rtot + 1);
+    unsigned long long s = 0x9E3779B97F4A7C15ull ^ (unsigned long long)(rank + 1) * 7919u;
+    for (long k = 0; k < p->stot; k++)
+        p->sb[k] = (char)(rnd(&s) & 0xff);
+    MPI_Alltoallv(p->sb, p->sc, p->sd, MPI_BYTE, p->ref, p->rc, p->rd, MPI_BYTE, MPI_COMM_WORLD);
+    long long vol = p->stot > p->rtot ? p->stot : p->rtot;
+    MPI_Allreduce(&vol, &p->key, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    p->key /= P;
+    return 0;
+}
+
+/* One pattern of the run: a random one of mean size, or the recorded one. */
+static int pattern_get(pattern *p, long mean, const bench_record *rec)
+{
+    if (rec)
+        return pattern_make_file(p, rec);
+    pattern_make(p, mean);
+    return 0;
 }
 
 static void pattern_free(pattern *p)
@@ -122,7 +175,7 @@ static void usage_exit(const char *msg)
 {
     if (rank == 0)
         fprintf(stderr, "xchg-tune: %s\nusage: xchg-tune [--out FILE] [--sizes MIN:MAX] "
-                        "[--iters N] [--verify]\n", msg);
+                        "[--iters N] [--verify] [--pattern file:PATH[:N]]\n", msg);
     MPI_Finalize();
     exit(2);
 }
@@ -136,6 +189,7 @@ int main(int argc, char **argv)
     const char *out = "xchg-tuning.txt";
     long smin = 8, smax = 65536;
     int iters = 20, verify = 0;
+    const char *file_spec = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--out") && i + 1 < argc)
             out = argv[++i];
@@ -148,8 +202,25 @@ int main(int argc, char **argv)
                 usage_exit("--iters wants a positive number");
         } else if (!strcmp(argv[i], "--verify"))
             verify = 1;
-        else
+        else if (!strcmp(argv[i], "--pattern") && i + 1 < argc) {
+            file_spec = argv[++i];
+            if (strncmp(file_spec, "file:", 5) != 0)
+                usage_exit("--pattern wants file:PATH[:N] (a file XCHG_RECORD wrote)");
+            file_spec += 5;
+        } else
             usage_exit("unknown option");
+    }
+    bench_record rec;
+    const bench_record *recp = NULL;
+    if (file_spec) {
+        char err[1200];
+        if (bench_record_load(file_spec, MPI_COMM_WORLD, &rec, err, sizeof err)) {
+            if (rank == 0)
+                fprintf(stderr, "xchg-tune: --pattern file:%s: %s\n", file_spec, err);
+            MPI_Finalize();
+            return 2;
+        }
+        recp = &rec;
     }
     unsetenv("XCHG_TUNING_FILE"); /* measure the algorithms, not an old table */
 
@@ -160,17 +231,35 @@ int main(int argc, char **argv)
 
     int nsizes = 0;
     long sizes[40];
-    for (long s = smin; s <= smax && nsizes < 40; s *= 4)
+    for (long s = smin; s <= smax && nsizes < 40 && !recp; s *= 4)
         sizes[nsizes++] = s;
+    if (recp) /* the recorded shape, one rule */
+        sizes[nsizes++] = 0;
     xchg_algo best[40];
     long long keys[40];
-    if (rank == 0)
+    if (rank == 0 && recp)
+        printf("# xchg-tune: %d ranks, %s shape %d (recorded at P=%d%s), median of %d\n"
+               "# alpha %.3g s  beta %.3g s/B\n%10s %-18s %12s %12s\n", P, recp->path,
+               recp->index, recp->P0, recp->P0 == P ? "" : ", scaled", iters, alpha, beta,
+               "mean_B", "fastest", "median_us", "vendor_us");
+    else if (rank == 0)
         printf("# xchg-tune: %d ranks, random counts in [0, 2*mean], median of %d\n"
                "# alpha %.3g s  beta %.3g s/B\n%10s %-18s %12s %12s\n", P, iters, alpha, beta,
                "mean_B", "fastest", "median_us", "vendor_us");
     for (int i = 0; i < nsizes; i++) {
         pattern p;
-        pattern_make(&p, sizes[i]);
+        if (pattern_get(&p, sizes[i], recp)) {
+            if (rank == 0)
+                fprintf(stderr, "xchg-tune: the recorded shape has blocks or totals beyond "
+                        "int counts at P=%d\n", P);
+            MPI_Finalize();
+            return 2;
+        }
+        if (recp) { /* its mean block, for the table */
+            long long tot = p.stot, all = 0;
+            MPI_Allreduce(&tot, &all, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+            sizes[i] = (long)(all / ((long long)P * P));
+        }
         keys[i] = p.key;
         double bt = 0, vt = 0;
         best[i] = XCHG_ALGO_LINEAR;
@@ -229,7 +318,7 @@ int main(int argc, char **argv)
         setenv("XCHG_AUTO_MIN_P", "1", 1);
         for (int i = 0; i < nsizes; i++) {
             pattern p;
-            pattern_make(&p, sizes[i]);
+            pattern_get(&p, sizes[i], recp); /* fitted above */
             /* A new communicator per size: xchg reads its settings once per
              * communicator, and the first call there chooses from its own
              * statistics (later ones run a cached choice, refreshed on
@@ -256,6 +345,8 @@ int main(int argc, char **argv)
         if (rank == 0)
             printf("verify: %d passed, %d failed\n", nsizes - failures, failures);
     }
+    if (recp)
+        bench_record_free(&rec);
     MPI_Finalize();
     return failures ? 1 : 0;
 }
