@@ -25,6 +25,8 @@
 #include <mpi.h>
 #include <stddef.h>
 
+#include "xchg_config.h" /* XCHG_HAVE_LARGE_COUNT: what the MPI library offered at build time */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -185,6 +187,50 @@ XCHG_API const char *xchg_mpi_built_with(void);
  * MPI_ERR_OTHER without touching any handle). why (may be NULL) gets the
  * reason, "" for 1. Every xchg entry point makes this check itself. */
 XCHG_API int xchg_mpi_compatible(char *why, int whylen);
+/*
+ * Large counts, as MPI-4's MPI_Alltoallv_c and MPI_Alltoallv_init_c:
+ * MPI_Count counts and MPI_Aint displacements (in extents of the datatype,
+ * as always). Declared where the MPI library xchg was built with has
+ * MPI_Alltoallv_c (XCHG_HAVE_LARGE_COUNT is 1: MPICH 4; Open MPI 4.1 has
+ * not), found when xchg was configured.
+ *
+ * xchg's algorithms address a block with an int count and an int
+ * displacement (the bytes they move and the offsets they compute are
+ * 64-bit: a block of 2^28 doubles, 2 GiB, is fine). These calls convert
+ * the arrays once, on entry, and agree across ranks (one MPI_Allreduce of
+ * a flag on xchg's private communicator, every call; once at init) whether
+ * every rank's values fit:
+ *   - they do: the call is exactly xchg_alltoallv (or _algo, _init, ...)
+ *     with those values;
+ *   - some rank's do not (a count above INT_MAX, a displacement outside
+ *     int): with "auto" (and "vendor") every rank passes the call to the MPI
+ *     library's own MPI_Alltoallv_c (MPI_Alltoallv_init_c) on xchg's
+ *     private communicator, and xchg_stats.passed_to_mpi says so; with any
+ *     other algorithm forced, every rank returns MPI_ERR_COUNT, the failing
+ *     rank's message naming the argument ("sendcounts[3] is 3000000000"),
+ *     the others naming the failing rank.
+ * A negative count is an argument error, as in xchg_alltoallv.
+ */
+#if XCHG_HAVE_LARGE_COUNT
+XCHG_API int xchg_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                     const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                     const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                     MPI_Datatype recvtype, MPI_Comm comm);
+XCHG_API int xchg_alltoallv_algo_c(xchg_algo algo, const void *sendbuf,
+                     const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                     MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+                     const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
+XCHG_API int xchg_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                     const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                     const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                     MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                     xchg_request *req);
+XCHG_API int xchg_alltoallv_init_algo_c(xchg_algo algo, const void *sendbuf,
+                     const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                     MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+                     const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                     MPI_Info info, xchg_request *req);
+#endif
 
 /* What the last xchg call on a communicator did, on this rank. */
 typedef struct xchg_stats {
@@ -195,6 +241,11 @@ typedef struct xchg_stats {
     int sparse_algo;         /* the xchg_sparse_algo of the last sparse exchange
                                 ("auto" resolved); XCHG_SPARSE_INVALID (-1) after
                                 an alltoallv or before any sparse exchange */
+    int passed_to_mpi;       /* 1: the last call was a large-count one
+                                (xchg_alltoallv_c, ..._init_c) that xchg passed
+                                to the MPI library's MPI_Alltoallv_c(_init_c)
+                                because some rank's counts did not fit in int
+                                (algo is then XCHG_ALGO_VENDOR); else 0 */
 } xchg_stats;
 
 /* Fills *stats for the calling rank. Not collective. A communicator xchg has

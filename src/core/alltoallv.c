@@ -216,10 +216,10 @@ static int run_failed(xchg_call *c, xchg_algo algo, int algo_known)
     return rc == MPI_SUCCESS ? c->arg_err : rc;
 }
 
-static int run(xchg_algo algo, int from_env, const void *sendbuf, const int sendcounts[],
-               const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
-               const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
-               MPI_Comm comm)
+int xchg_alltoallv_run(xchg_algo algo, int from_env, int pre_err, const void *sendbuf,
+                       const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                       void *recvbuf, const int recvcounts[], const int rdispls[],
+                       MPI_Datatype recvtype, MPI_Comm comm)
 {
     int mpi_rc = xchg_mpi_check(comm); /* first: the running MPI is ours */
     if (mpi_rc != MPI_SUCCESS)
@@ -248,8 +248,10 @@ static int run(xchg_algo algo, int from_env, const void *sendbuf, const int send
     c.size = cs->size;
     c.temp_limit = xchg_temp_limit_of(cs);
 
-    rc = xchg_check_alltoallv_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                   recvcounts, rdispls, recvtype, comm);
+    rc = pre_err != MPI_SUCCESS
+             ? pre_err
+             : xchg_check_alltoallv_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                         recvcounts, rdispls, recvtype, comm);
     int algo_rc = xchg_resolve_algo(&cs->settings, algo, from_env, &algo);
     if (rc == MPI_SUCCESS)
         rc = algo_rc;
@@ -306,6 +308,7 @@ static int run(xchg_algo algo, int from_env, const void *sendbuf, const int send
     cs->last.sparse_algo = XCHG_SPARSE_INVALID;
     cs->last.temp_bytes = c.temp_peak;
     cs->last.calls = cs->calls;
+    cs->last.passed_to_mpi = 0;
     return xchg_raise(comm, rc);
 }
 
@@ -313,8 +316,8 @@ int xchg_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
                    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    return run(XCHG_ALGO_AUTO, 1, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-               recvcounts, rdispls, recvtype, comm);
+    return xchg_alltoallv_run(XCHG_ALGO_AUTO, 1, MPI_SUCCESS, sendbuf, sendcounts, sdispls,
+                              sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 }
 
 int xchg_alltoallv_algo(xchg_algo algo, const void *sendbuf, const int sendcounts[],
@@ -322,6 +325,6 @@ int xchg_alltoallv_algo(xchg_algo algo, const void *sendbuf, const int sendcount
                         const int recvcounts[], const int rdispls[],
                         MPI_Datatype recvtype, MPI_Comm comm)
 {
-    return run(algo, 0, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-               rdispls, recvtype, comm);
+    return xchg_alltoallv_run(algo, 0, MPI_SUCCESS, sendbuf, sendcounts, sdispls, sendtype,
+                              recvbuf, recvcounts, rdispls, recvtype, comm);
 }

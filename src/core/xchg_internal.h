@@ -331,6 +331,32 @@ int xchg_check_alltoallv_args(const void *sendbuf, const int sendcounts[],
                               const void *recvbuf, const int recvcounts[],
                               const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
 
+/* The body of xchg_alltoallv and _algo (from_env: XCHG_ALLTOALLV_ALGO
+ * decides, as for auto), also of the large-count entries once their arrays
+ * are converted: pre_err is an argument error their conversion found
+ * (MPI_SUCCESS if none), treated as one found by the checks here. */
+int xchg_alltoallv_run(xchg_algo algo, int from_env, int pre_err, const void *sendbuf,
+                       const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                       void *recvbuf, const int recvcounts[], const int rdispls[],
+                       MPI_Datatype recvtype, MPI_Comm comm);
+/* The same for xchg_alltoallv_init and _init_algo (persistent/request.c). */
+int xchg_alltoallv_init_run(xchg_algo algo, int from_env, int pre_err, const void *sendbuf,
+                            const int sendcounts[], const int sdispls[],
+                            MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                            const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                            MPI_Info info, xchg_request *req);
+#if XCHG_HAVE_LARGE_COUNT
+/* A persistent request that is MPI's own MPI_Alltoallv_init_c on pcomm
+ * (request.c): for large-count inits whose values some rank cannot give
+ * xchg's algorithms. Collective; keeps copies of the arrays and of derived
+ * datatypes, as every request does. */
+int xchg_request_mpi_large(xchg_comm_state *cs, const void *sendbuf,
+                           const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                           MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+                           const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                           xchg_request *req);
+#endif
+
 /* The algorithm to run: algo itself, or with from_env the one
  * XCHG_ALLTOALLV_ALGO names (s: the agreed settings); an error if it is not
  * in this build. */

@@ -9,6 +9,10 @@
  * hooks take the generic path: start replays the blocking call and keeps its
  * result for wait, so their start is blocking.
  *
+ * Large counts that some rank cannot give xchg's algorithms (large_count.c)
+ * make a request that is MPI's own MPI_Alltoallv_init_c on the private
+ * communicator (mpi_req): start, wait, test and free pass through to it.
+ *
  * MPI_IN_PLACE: the contract is that each start sends what recvbuf's blocks
  * hold at that start. The request keeps one copy buffer for the span of the
  * receive blocks (allocated at init, so plans may post sends from it), fills
@@ -34,6 +38,9 @@ struct xchg_request_s {
     int generic_rc;              /* generic path: result of the call in start */
     int holds_state;             /* holds a reference to c.cs (set once init succeeded) */
     long rec_shape;              /* XCHG_RECORD: the shape each start counts (-1: none) */
+    int passed_to_mpi;           /* MPI's own request (mpi_req) does the work */
+    MPI_Request mpi_req;
+    void *mpi_arrays;            /* its copies of the large-count arrays */
 };
 
 static int type_keep(MPI_Datatype t, MPI_Datatype *out)
@@ -59,6 +66,9 @@ static void type_release(MPI_Datatype *t)
 
 static void request_destroy(struct xchg_request_s *r)
 {
+    if (r->passed_to_mpi && r->mpi_req != MPI_REQUEST_NULL)
+        MPI_Request_free(&r->mpi_req);
+    free(r->mpi_arrays);
     if (r->ip_buf)
         xchg_temp_free(&r->c, r->ip_buf, r->ip_bytes);
     type_release(&r->stype);
@@ -77,10 +87,11 @@ static MPI_Comm error_comm(const struct xchg_request_s *r)
     return __atomic_load_n(&r->c.cs->comm_freed, __ATOMIC_ACQUIRE) ? MPI_COMM_NULL : r->comm;
 }
 
-static int init(xchg_algo algo, int from_env, const void *sendbuf, const int sendcounts[],
-                const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
-                const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
-                MPI_Comm comm, MPI_Info info, xchg_request *req)
+int xchg_alltoallv_init_run(xchg_algo algo, int from_env, int pre_err, const void *sendbuf,
+                            const int sendcounts[], const int sdispls[],
+                            MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                            const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                            MPI_Info info, xchg_request *req)
 {
     int mpi_rc = xchg_mpi_check(comm); /* first: the running MPI is ours */
     if (mpi_rc != MPI_SUCCESS)
@@ -97,8 +108,10 @@ static int init(xchg_algo algo, int from_env, const void *sendbuf, const int sen
         rc = xchg_comm_state_get(comm, &cs);
     if (rc != MPI_SUCCESS)
         return xchg_raise(comm, rc);
-    int arg_err = xchg_check_alltoallv_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                            recvcounts, rdispls, recvtype, comm);
+    int arg_err = pre_err != MPI_SUCCESS
+                      ? pre_err
+                      : xchg_check_alltoallv_args(sendbuf, sendcounts, sdispls, sendtype,
+                                                  recvbuf, recvcounts, rdispls, recvtype, comm);
     if (arg_err == MPI_SUCCESS)
         arg_err = xchg_resolve_algo(&cs->settings, algo, from_env, &algo);
     if (arg_err != MPI_SUCCESS)
@@ -191,8 +204,9 @@ int xchg_alltoallv_init(const void *sendbuf, const int sendcounts[], const int s
                         const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                         MPI_Info info, xchg_request *req)
 {
-    return init(XCHG_ALGO_AUTO, 1, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                recvcounts, rdispls, recvtype, comm, info, req);
+    return xchg_alltoallv_init_run(XCHG_ALGO_AUTO, 1, MPI_SUCCESS, sendbuf, sendcounts,
+                                   sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                                   recvtype, comm, info, req);
 }
 
 int xchg_alltoallv_init_algo(xchg_algo algo, const void *sendbuf, const int sendcounts[],
@@ -201,8 +215,9 @@ int xchg_alltoallv_init_algo(xchg_algo algo, const void *sendbuf, const int send
                              MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
                              xchg_request *req)
 {
-    return init(algo, 0, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                rdispls, recvtype, comm, info, req);
+    return xchg_alltoallv_init_run(algo, 0, MPI_SUCCESS, sendbuf, sendcounts, sdispls,
+                                   sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
+                                   info, req);
 }
 
 static int null_request(const char *fn)
@@ -220,6 +235,7 @@ static int complete(struct xchg_request_s *r, int rc)
     cs->last.sparse_algo = XCHG_SPARSE_INVALID;
     cs->last.temp_bytes = r->c.temp_peak;
     cs->last.calls = cs->calls;
+    cs->last.passed_to_mpi = r->passed_to_mpi;
     return xchg_raise(error_comm(r), rc);
 }
 
@@ -232,6 +248,14 @@ int xchg_start(xchg_request r)
                           "is already active (complete it with xchg_wait or xchg_test "
                           "first)"));
     xchg_call *c = &r->c;
+    if (r->passed_to_mpi) {
+        c->cs->calls++;
+        int rc = MPI_Start(&r->mpi_req);
+        if (rc != MPI_SUCCESS)
+            return complete(r, rc);
+        r->active = 1;
+        return MPI_SUCCESS;
+    }
     if (r->in_place && r->ip_bytes) {
         memcpy(r->ip_buf, (char *)c->recvbuf + r->ip_lo, r->ip_bytes);
         xchg_charge_copy(r->ip_bytes);
@@ -264,7 +288,9 @@ int xchg_wait(xchg_request r)
     if (!r->active)
         return xchg_raise(error_comm(r), xchg_error_code(MPI_ERR_REQUEST, "xchg_wait: the request "
                           "is not active (call xchg_start first)"));
-    int rc = r->algo->persist ? r->algo->persist->wait(&r->c, r->plan) : r->generic_rc;
+    int rc = r->passed_to_mpi  ? MPI_Wait(&r->mpi_req, MPI_STATUS_IGNORE)
+             : r->algo->persist ? r->algo->persist->wait(&r->c, r->plan)
+                                : r->generic_rc;
     return complete(r, rc);
 }
 
@@ -279,7 +305,9 @@ int xchg_test(xchg_request r, int *flag)
         return xchg_raise(error_comm(r), xchg_error_code(MPI_ERR_REQUEST, "xchg_test: the request "
                           "is not active (call xchg_start first)"));
     int rc = MPI_SUCCESS, done = 1;
-    if (r->algo->persist) {
+    if (r->passed_to_mpi) {
+        rc = MPI_Test(&r->mpi_req, &done, MPI_STATUS_IGNORE);
+    } else if (r->algo->persist) {
         rc = r->algo->persist->test(&r->c, r->plan, &done);
     } else {
         rc = r->generic_rc;
@@ -301,7 +329,9 @@ int xchg_request_free(xchg_request *req)
                           "request is active (complete it with xchg_wait or xchg_test "
                           "first)"));
     int rc = MPI_SUCCESS;
-    if (r->algo->persist)
+    if (r->passed_to_mpi)
+        rc = MPI_Request_free(&r->mpi_req); /* MPI_REQUEST_NULL afterwards */
+    else if (r->algo->persist)
         rc = r->algo->persist->free(&r->c, r->plan);
     MPI_Comm comm = error_comm(r); /* before the state may go */
     request_destroy(r);
@@ -313,6 +343,61 @@ xchg_algo xchg_request_algo(xchg_request r)
 {
     return r ? r->algo->id : XCHG_ALGO_INVALID;
 }
+
+#if XCHG_HAVE_LARGE_COUNT
+int xchg_request_mpi_large(xchg_comm_state *cs, const void *sendbuf,
+                           const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                           MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+                           const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                           xchg_request *req)
+{
+    const size_t P = (size_t)(cs->size > 0 ? cs->size : 1);
+    struct xchg_request_s *r = calloc(1, sizeof *r);
+    /* MPI_Count and MPI_Aint are both 64-bit here; one block of 4P of the wider */
+    const size_t elem = sizeof(MPI_Count) > sizeof(MPI_Aint) ? sizeof(MPI_Count)
+                                                             : sizeof(MPI_Aint);
+    char *a = r ? malloc(4 * P * elem) : NULL;
+    if (!a) {
+        free(r);
+        return xchg_error_code(MPI_ERR_NO_MEM, "xchg_alltoallv_init_c: out of memory for "
+                               "the request");
+    }
+    MPI_Count *sc = (MPI_Count *)a, *rc_ = (MPI_Count *)(a + P * elem);
+    MPI_Aint *sd = (MPI_Aint *)(a + 2 * P * elem), *rd = (MPI_Aint *)(a + 3 * P * elem);
+    r->mpi_arrays = a;
+    r->passed_to_mpi = 1;
+    r->mpi_req = MPI_REQUEST_NULL;
+    r->comm = comm;
+    r->stype = r->rtype = MPI_DATATYPE_NULL;
+    r->in_place = sendbuf == MPI_IN_PLACE;
+    r->algo = xchg_registry_find(XCHG_ALGO_VENDOR);
+    r->c.cs = cs;
+    r->c.comm = cs->pcomm;
+    r->c.rank = cs->rank;
+    r->c.size = cs->size;
+    memcpy(rc_, recvcounts, sizeof(MPI_Count) * (size_t)cs->size);
+    memcpy(rd, rdispls, sizeof(MPI_Aint) * (size_t)cs->size);
+    if (!r->in_place) {
+        memcpy(sc, sendcounts, sizeof(MPI_Count) * (size_t)cs->size);
+        memcpy(sd, sdispls, sizeof(MPI_Aint) * (size_t)cs->size);
+    }
+    int rc = type_keep(recvtype, &r->rtype);
+    if (rc == MPI_SUCCESS && !r->in_place)
+        rc = type_keep(sendtype, &r->stype);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Alltoallv_init_c(sendbuf, sc, sd, r->in_place ? MPI_DATATYPE_NULL : r->stype,
+                                   recvbuf, rc_, rd, r->rtype, cs->pcomm, MPI_INFO_NULL,
+                                   &r->mpi_req);
+    if (rc != MPI_SUCCESS) {
+        request_destroy(r);
+        return rc;
+    }
+    xchg_comm_state_retain(cs);
+    r->holds_state = 1;
+    *req = r;
+    return MPI_SUCCESS;
+}
+#endif
 
 int xchg_persist_oneshot(const xchg_persist_ops *ops, xchg_call *c)
 {

@@ -4,14 +4,21 @@
  *
  *     LD_PRELOAD=/path/libxchg-preload.so mpiexec -n 64 ./app
  *
- * It defines MPI_Alltoallv (the PMPI profiling interface makes this legal)
- * and forwards to xchg_alltoallv, which chooses an algorithm or takes
- * XCHG_ALLTOALLV_ALGO. xchg's "vendor" algorithm calls PMPI_Alltoallv, so
- * there is no recursion. XCHG_PRELOAD=off passes every call straight to
- * the MPI library (for comparing runs without relinking).
- * C callers only: Fortran bindings may call PMPI_Alltoallv directly.
+ * The C entry points, defined here (the PMPI profiling interface makes
+ * this legal):
+ *   MPI_Alltoallv      -> xchg_alltoallv (which chooses an algorithm, or
+ *                         takes XCHG_ALLTOALLV_ALGO)
+ *   MPI_Alltoallv_c    -> xchg_alltoallv_c (MPI-4 large counts, where the
+ *                         library has them: mpi4py >= 4 on MPICH 4 calls it)
+ *   MPI_Ialltoallv(_c), MPI_Alltoallv_init(_c): forwarded to the library and
+ *                         counted, until xchg has a nonblocking algorithm
+ *   MPI_Finalize       -> the report (XCHG_VERBOSE=1), then PMPI_Finalize
+ * The Fortran entry points are in fortran.c, the counts in report.c.
+ * xchg's own calls of MPI's all-to-all go through PMPI_, so nothing
+ * recurses. XCHG_PRELOAD=off passes every call straight to the MPI library
+ * (for comparing runs without relinking); calls are still counted.
  */
-#include "xchg.h"
+#include "preload.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,26 +51,179 @@ static int preload_usable(void)
     return compat == 1;
 }
 
-int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                  MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                  const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+static _Thread_local int tag = -1;    /* entry of a Fortran wrapper up the stack */
+static _Thread_local int arrived = 0; /* a tagged call reached an entry here */
+
+int preload_tag_begin(preload_entry e)
 {
-    static int mode = -1; /* -1 unknown, 0 off, 1 on */
+    int previous = tag;
+    tag = (int)e;
+    arrived = 0;
+    return previous;
+}
+
+int preload_tag_end(int previous)
+{
+    tag = previous;
+    int a = arrived;
+    arrived = 0;
+    return a;
+}
+
+preload_entry preload_entry_of(preload_entry self)
+{
+    if (tag < 0)
+        return self;
+    arrived = 1;
+    return (preload_entry)tag;
+}
+
+int preload_route(MPI_Comm comm, preload_reason *reason)
+{
+    static int mode = -1; /* -1 unknown, 0 off, 1 on; a benign race: same value */
     if (mode < 0) {
         const char *e = getenv("XCHG_PRELOAD");
         mode = !(e && (!strcmp(e, "off") || !strcmp(e, "0")));
     }
     int inter = 0;
-    if (!preload_usable() || !mode || comm == MPI_COMM_NULL || (PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && inter))
-        return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                              rdispls, recvtype, comm);
+    int ready = 0;
+    if (!mode)
+        *reason = REASON_OFF;
+    else if (!preload_usable())
+        *reason = REASON_OTHER_MPI;
+    else if (comm == MPI_COMM_NULL)
+        *reason = REASON_NULL_COMM;
+    else if (PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && inter)
+        *reason = REASON_INTER;
     /* MPI may refuse xchg the private communicator it needs (MPICH's limit
      * on communicators): then this call is MPI's own, never an abort in a
-     * call the application did not make. Agreed: every rank falls back. */
-    int ready = 0;
-    if (xchg_comm_prepare(comm, &ready) == MPI_SUCCESS && !ready)
+     * call the application did not make. Agreed: every rank falls back.
+     * Collective: every entry that routes is a collective call on comm. */
+    else if (xchg_comm_prepare(comm, &ready) == MPI_SUCCESS && !ready)
+        *reason = REASON_NO_COMM;
+    else
+        return 1;
+    return 0;
+}
+
+/* What xchg did with the call just made on comm: the algorithm, or
+ * XCHG_ALGO_INVALID if it failed before running one (calls_before: the
+ * call count before). */
+static xchg_algo algo_run(MPI_Comm comm, unsigned long calls_before, int *passed_to_mpi)
+{
+    xchg_stats s;
+    *passed_to_mpi = 0;
+    if (xchg_get_stats(comm, &s) != MPI_SUCCESS || s.calls == calls_before)
+        return XCHG_ALGO_INVALID;
+    *passed_to_mpi = s.passed_to_mpi;
+    return s.algo;
+}
+
+static unsigned long calls_so_far(MPI_Comm comm)
+{
+    xchg_stats s;
+    return xchg_get_stats(comm, &s) == MPI_SUCCESS ? s.calls : 0;
+}
+
+int preload_alltoallv(preload_entry entry, const void *sendbuf, const int sendcounts[],
+                      const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                      const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                      MPI_Comm comm)
+{
+    preload_reason why;
+    if (!preload_route(comm, &why)) {
+        preload_count_fell(entry, why);
         return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                               rdispls, recvtype, comm);
-    return xchg_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                          rdispls, recvtype, comm);
+    }
+    unsigned long before = calls_so_far(comm);
+    int rc = xchg_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                            rdispls, recvtype, comm);
+    int passed;
+    preload_count_served(entry, algo_run(comm, before, &passed));
+    return rc;
+}
+
+int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                  MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                  const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return preload_alltoallv(preload_entry_of(ENTRY_C), sendbuf, sendcounts, sdispls, sendtype,
+                             recvbuf, recvcounts, rdispls, recvtype, comm);
+}
+
+int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                   MPI_Request *request)
+{
+    preload_count_fell(preload_entry_of(ENTRY_NONBLOCKING), REASON_NONBLOCKING);
+    return PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                           rdispls, recvtype, comm, request);
+}
+
+#if MPI_VERSION >= 4 /* MPI_Alltoallv_init is MPI-4 (MPICH 4; Open MPI 4.1 has MPIX_) */
+int MPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                       MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                       const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                       MPI_Info info, MPI_Request *request)
+{
+    preload_count_fell(preload_entry_of(ENTRY_PERSISTENT), REASON_PERSISTENT);
+    return PMPI_Alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                               rdispls, recvtype, comm, info, request);
+}
+#endif
+
+#if XCHG_HAVE_LARGE_COUNT
+int MPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                    MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+                    const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    preload_entry entry = preload_entry_of(ENTRY_LARGE);
+    preload_reason why;
+    if (!preload_route(comm, &why)) {
+        preload_count_fell(entry, why);
+        return PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                rdispls, recvtype, comm);
+    }
+    /* Values beyond int on some rank: xchg agrees on it and passes the
+     * call to PMPI_Alltoallv_c itself (on every rank alike). */
+    unsigned long before = calls_so_far(comm);
+    int rc = xchg_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                              rdispls, recvtype, comm);
+    int passed;
+    xchg_algo algo = algo_run(comm, before, &passed);
+    if (passed)
+        preload_count_fell(entry, REASON_LARGE);
+    else
+        preload_count_served(entry, algo);
+    return rc;
+}
+
+int MPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                     const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                     const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                     MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    preload_count_fell(preload_entry_of(ENTRY_NONBLOCKING), REASON_NONBLOCKING);
+    return PMPI_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                             rdispls, recvtype, comm, request);
+}
+
+int MPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                         const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                         const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                         MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                         MPI_Request *request)
+{
+    preload_count_fell(preload_entry_of(ENTRY_PERSISTENT), REASON_PERSISTENT);
+    return PMPI_Alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                 rdispls, recvtype, comm, info, request);
+}
+#endif
+
+int MPI_Finalize(void)
+{
+    preload_report();
+    return PMPI_Finalize();
 }

@@ -1,0 +1,265 @@
+/*
+ * large_count.c - the large-count entry points (xchg_alltoallv_c,
+ * _algo_c, _init_c, _init_algo_c), as MPI-4's MPI_Alltoallv_c: MPI_Count
+ * counts, MPI_Aint displacements.
+ *
+ * Every algorithm takes an xchg_call whose counts and displacements are
+ * ints (one element count and one displacement, in extents, per block;
+ * the byte arithmetic on them is 64-bit throughout). So the arrays are
+ * converted once, here, into int arrays, and the call is then exactly the
+ * int one. Where a value does not fit (a count above INT_MAX, a
+ * displacement outside int) no algorithm can address the block; since that
+ * can be true on one rank only, and MPI calls the same arguments valid,
+ * the ranks agree on it first (one MPI_Allreduce of a flag on the private
+ * communicator per call, so every rank takes the same path and none
+ * waits for a partner that left): then "auto" and "vendor" pass the call
+ * to the MPI library's MPI_Alltoallv_c, any other algorithm fails with
+ * MPI_ERR_COUNT on every rank, the failing rank naming the argument.
+ */
+#include "xchg_internal.h"
+
+#if XCHG_HAVE_LARGE_COUNT
+
+#include <limits.h>
+#include <stdlib.h>
+
+/* One call's arrays as ints: 4P ints (the send pair left NULL for
+ * MPI_IN_PLACE or where the caller passed NULL, so that the usual checks
+ * name them), this rank's argument error, and why they cannot be given to
+ * an algorithm (the first value that does not fit, an MPI_ERR_COUNT code
+ * naming it; or no memory for the copies), else MPI_SUCCESS. */
+typedef struct converted {
+    int *mem;
+    int *sendcounts, *sdispls, *recvcounts, *rdispls;
+    int arg_err;
+    int unfit;
+} converted;
+
+static void convert_counts(const MPI_Count in[], int P, int *out, const char *name,
+                           int *arg_err, int *unfit)
+{
+    for (int i = 0; i < P; i++) {
+        MPI_Count v = in[i];
+        if (v < 0) {
+            if (*arg_err == MPI_SUCCESS)
+                *arg_err = xchg_error_code(MPI_ERR_COUNT, "%s[%d] is negative (%lld)", name, i,
+                                           (long long)v);
+            out[i] = 0;
+        } else if (v > INT_MAX) {
+            if (*unfit == MPI_SUCCESS)
+                *unfit = xchg_error_code(MPI_ERR_COUNT, "%s[%d] is %lld, more elements than "
+                                         "xchg's algorithms address in one block (INT_MAX); "
+                                         "auto or vendor pass such a call to MPI_Alltoallv_c",
+                                         name, i, (long long)v);
+            out[i] = 0;
+        } else {
+            out[i] = (int)v;
+        }
+    }
+}
+
+static void convert_displs(const MPI_Aint in[], int P, int *out, const char *name, int *unfit)
+{
+    for (int i = 0; i < P; i++) {
+        MPI_Aint v = in[i];
+        if (v < INT_MIN || v > INT_MAX) {
+            if (*unfit == MPI_SUCCESS)
+                *unfit = xchg_error_code(MPI_ERR_COUNT, "%s[%d] is %lld, outside the int "
+                                         "range of displacements xchg's algorithms address "
+                                         "(a datatype of larger extent brings it in); auto "
+                                         "or vendor pass such a call to MPI_Alltoallv_c",
+                                         name, i, (long long)v);
+            out[i] = 0;
+        } else {
+            out[i] = (int)v;
+        }
+    }
+}
+
+static void convert(const void *sendbuf, const MPI_Count sendcounts[],
+                    const MPI_Aint sdispls[], const MPI_Count recvcounts[],
+                    const MPI_Aint rdispls[], int P, converted *cv)
+{
+    cv->arg_err = cv->unfit = MPI_SUCCESS;
+    cv->sendcounts = cv->sdispls = cv->recvcounts = cv->rdispls = NULL;
+    cv->mem = malloc(sizeof(int) * 4 * (size_t)(P > 0 ? P : 1));
+    if (!cv->mem) {
+        /* like a value that does not fit: MPI_Alltoallv_c needs no copies */
+        cv->unfit = xchg_error_code(MPI_ERR_NO_MEM, "out of memory for the int copies of the "
+                                    "large-count arrays (%d ranks)", P);
+        return;
+    }
+    if (recvcounts) {
+        cv->recvcounts = cv->mem + 2 * P;
+        convert_counts(recvcounts, P, cv->recvcounts, "recvcounts", &cv->arg_err, &cv->unfit);
+    }
+    if (rdispls) {
+        cv->rdispls = cv->mem + 3 * P;
+        convert_displs(rdispls, P, cv->rdispls, "rdispls", &cv->unfit);
+    }
+    if (sendbuf != MPI_IN_PLACE) { /* else the send arrays are ignored, as in MPI */
+        if (sendcounts) {
+            cv->sendcounts = cv->mem;
+            convert_counts(sendcounts, P, cv->sendcounts, "sendcounts", &cv->arg_err,
+                           &cv->unfit);
+        }
+        if (sdispls) {
+            cv->sdispls = cv->mem + P;
+            convert_displs(sdispls, P, cv->sdispls, "sdispls", &cv->unfit);
+        }
+    }
+}
+
+/* Agrees whether every rank's values fit (collective on pcomm). *any_unfit
+ * gets 1 if some rank's do not, *who the lowest such rank. */
+static int agree_fit(xchg_comm_state *cs, int unfit, int *any_unfit, int *who)
+{
+    int64_t v = unfit != MPI_SUCCESS ? (int64_t)(cs->size - cs->rank) : 0, all = 0;
+    int rc = MPI_Allreduce(&v, &all, 1, MPI_INT64_T, MPI_MAX, cs->pcomm);
+    *any_unfit = all != 0;
+    *who = all ? cs->size - (int)all : -1;
+    return rc;
+}
+
+/* With some rank's values beyond int: the algorithm the call would run
+ * decides. Returns MPI_SUCCESS with *to_mpi = 1 for auto and vendor, else
+ * an MPI_ERR_COUNT (the same class on every rank). */
+static int unfit_outcome(xchg_comm_state *cs, xchg_algo algo, int from_env, int unfit,
+                         int who, const char *fn, int *to_mpi)
+{
+    *to_mpi = 0;
+    int rc = xchg_resolve_algo(&cs->settings, algo, from_env, &algo);
+    if (rc != MPI_SUCCESS)
+        return rc; /* an unknown name: agreed (the settings are), or a bad algo argument */
+    if (algo == XCHG_ALGO_AUTO || algo == XCHG_ALGO_VENDOR) {
+        *to_mpi = 1;
+        return MPI_SUCCESS;
+    }
+    if (unfit != MPI_SUCCESS)
+        return unfit; /* this rank's own message, naming the argument */
+    return xchg_error_code(MPI_ERR_COUNT, "%s: rank %d cannot give its counts and "
+                           "displacements to %s as int (a value beyond int: its own error "
+                           "names it; auto or vendor would pass the call to MPI_Alltoallv_c); "
+                           "no rank exchanged", fn, who, xchg_algo_name(algo));
+}
+
+static int run_c(xchg_algo algo, int from_env, const void *sendbuf,
+                 const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype,
+                 void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                 MPI_Datatype recvtype, MPI_Comm comm)
+{
+    int P = 0, rc = xchg_check_comm(comm, &P);
+    xchg_comm_state *cs = NULL;
+    if (rc == MPI_SUCCESS)
+        rc = xchg_comm_state_get(comm, &cs);
+    if (rc != MPI_SUCCESS)
+        return xchg_raise(comm, rc);
+    converted cv;
+    convert(sendbuf, sendcounts, sdispls, recvcounts, rdispls, cs->size, &cv);
+    int any_unfit = 0, who = -1;
+    rc = agree_fit(cs, cv.unfit, &any_unfit, &who);
+    if (rc != MPI_SUCCESS) {
+        free(cv.mem);
+        return xchg_raise(comm, rc);
+    }
+    if (!any_unfit) {
+        rc = xchg_alltoallv_run(algo, from_env, cv.arg_err, sendbuf, cv.sendcounts,
+                                cv.sdispls, sendtype, recvbuf, cv.recvcounts, cv.rdispls,
+                                recvtype, comm);
+        free(cv.mem);
+        return rc; /* raised there */
+    }
+    free(cv.mem);
+    int to_mpi = 0;
+    rc = unfit_outcome(cs, algo, from_env, cv.unfit, who, "xchg_alltoallv_c", &to_mpi);
+    if (to_mpi) {
+        /* PMPI_: the preload library defines MPI_Alltoallv_c itself */
+        rc = PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                              rdispls, recvtype, cs->pcomm);
+        cs->calls++;
+        cs->last.algo = XCHG_ALGO_VENDOR;
+        cs->last.sparse_algo = XCHG_SPARSE_INVALID;
+        cs->last.temp_bytes = 0;
+        cs->last.calls = cs->calls;
+        cs->last.passed_to_mpi = 1;
+    }
+    return xchg_raise(comm, rc);
+}
+
+static int init_c(xchg_algo algo, int from_env, const void *sendbuf,
+                  const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype,
+                  void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                  MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, xchg_request *req)
+{
+    if (!req)
+        return xchg_raise(comm, xchg_error_code(MPI_ERR_ARG, "req is NULL"));
+    *req = XCHG_REQUEST_NULL;
+    int P = 0, rc = xchg_check_comm(comm, &P);
+    xchg_comm_state *cs = NULL;
+    if (rc == MPI_SUCCESS)
+        rc = xchg_comm_state_get(comm, &cs);
+    if (rc != MPI_SUCCESS)
+        return xchg_raise(comm, rc);
+    converted cv;
+    convert(sendbuf, sendcounts, sdispls, recvcounts, rdispls, cs->size, &cv);
+    int any_unfit = 0, who = -1;
+    rc = agree_fit(cs, cv.unfit, &any_unfit, &who);
+    if (rc != MPI_SUCCESS) {
+        free(cv.mem);
+        return xchg_raise(comm, rc);
+    }
+    if (!any_unfit) {
+        rc = xchg_alltoallv_init_run(algo, from_env, cv.arg_err, sendbuf, cv.sendcounts,
+                                     cv.sdispls, sendtype, recvbuf, cv.recvcounts, cv.rdispls,
+                                     recvtype, comm, info, req);
+        free(cv.mem);
+        return rc;
+    }
+    free(cv.mem);
+    int to_mpi = 0;
+    rc = unfit_outcome(cs, algo, from_env, cv.unfit, who, "xchg_alltoallv_init_c", &to_mpi);
+    if (to_mpi)
+        rc = xchg_request_mpi_large(cs, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                    recvcounts, rdispls, recvtype, comm, req);
+    return xchg_raise(comm, rc);
+}
+
+int xchg_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                     MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+                     const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return run_c(XCHG_ALGO_AUTO, 1, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                 recvcounts, rdispls, recvtype, comm);
+}
+
+int xchg_alltoallv_algo_c(xchg_algo algo, const void *sendbuf, const MPI_Count sendcounts[],
+                          const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                          const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                          MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return run_c(algo, 0, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                 rdispls, recvtype, comm);
+}
+
+int xchg_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                          const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                          const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                          MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                          xchg_request *req)
+{
+    return init_c(XCHG_ALGO_AUTO, 1, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                  recvcounts, rdispls, recvtype, comm, info, req);
+}
+
+int xchg_alltoallv_init_algo_c(xchg_algo algo, const void *sendbuf,
+                               const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                               MPI_Datatype sendtype, void *recvbuf,
+                               const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                               MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                               xchg_request *req)
+{
+    return init_c(algo, 0, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                  rdispls, recvtype, comm, info, req);
+}
+
+#endif /* XCHG_HAVE_LARGE_COUNT */
