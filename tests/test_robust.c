@@ -166,7 +166,7 @@ static void section_buffers(MPI_Comm comm)
 }
 
 /* ---- truncate ---- */
-static void section_truncate(MPI_Comm comm)
+static void section_truncate(MPI_Comm comm, int argc, char **argv)
 {
     bufs b;
     const int n = 5;
@@ -176,6 +176,11 @@ static void section_truncate(MPI_Comm comm)
     for (int i = 0; i < xchg_algo_count(); i++) {
         xchg_algo a = xchg_algo_at(i);
         const char *name = xchg_algo_name(a);
+        int listed = argc <= 2; /* further arguments: only these algorithms */
+        for (int k = 2; k < argc; k++)
+            listed |= strcmp(argv[k], name) == 0;
+        if (!listed)
+            continue;
         /* The baselines' truncation is the MPI library's business (MPICH raises
          * it on MPI_COMM_WORLD); only "fewer bytes than expected" is tried. */
         const int trunc_cases = xchg_algo_is_baseline(a) ? 0 : 2;
@@ -369,7 +374,7 @@ int main(int argc, char **argv)
     if (strcmp(section, "buffers") == 0) {
         section_buffers(comm);
     } else if (strcmp(section, "truncate") == 0) {
-        section_truncate(comm);
+        section_truncate(comm, argc, argv);
     } else if (strcmp(section, "nomem") == 0) {
         section_nomem(comm, argc, argv);
     } else if (strcmp(section, "persistent") == 0) {

@@ -182,7 +182,19 @@ int xchg_padded_agree(xchg_call *c, size_t per_block, size_t extra, const char *
  * the ranks whose data may have passed through the failure learn of it and
  * return MPI_ERR_NO_MEM; the others finish normally.
  */
+/* Bytes a slot holds here: an announcement (negative) carries none. */
+static inline size_t slot_data(int64_t s)
+{
+    return s > 0 ? (size_t)s : 0;
+}
+
 int xchg_bruck_twophase_run(xchg_call *c, int r, const char *who)
+{
+    return xchg_bruck_twophase_run_ex(c, r, who, NULL, NULL);
+}
+
+int xchg_bruck_twophase_run_ex(xchg_call *c, int r, const char *who,
+                               const unsigned char *direct, int64_t *announced)
 {
     const int P = c->size, me = c->rank;
     int err = MPI_SUCCESS;    /* the first error, returned */
@@ -229,15 +241,20 @@ int xchg_bruck_twophase_run(xchg_call *c, int r, const char *who)
     /* Rotation: slot i is the block for me+i, all packed in slot order. */
     size_t store_bytes = 0;
     for (int i = 0; i < P; i++) {
+        const int dst = (me + i) % P;
         off[i] = store_bytes;
-        sz[i] = failed ? 0 : (int64_t)xchg_bruck_send_bytes(c, (me + i) % P);
-        store_bytes += (size_t)sz[i];
+        if (direct && direct[dst]) /* travels outside: only its size moves here */
+            sz[i] = -1 - (int64_t)xchg_bruck_send_bytes(c, dst);
+        else
+            sz[i] = failed ? 0 : (int64_t)xchg_bruck_send_bytes(c, dst);
+        store_bytes += slot_data(sz[i]);
     }
     char *store = NULL;
     if (!failed) {
         store = xchg_temp_alloc(c, store_bytes, "two-phase Bruck: packed send blocks", &aerr);
         for (int i = 0; store && i < P && aerr == MPI_SUCCESS; i++)
-            aerr = xchg_bruck_pack_for(c, (me + i) % P, store + off[i]);
+            if (sz[i] > 0)
+                aerr = xchg_bruck_pack_for(c, (me + i) % P, store + off[i]);
         if (aerr != MPI_SUCCESS) {
             /* cannot pack (memory, or MPI_Pack failed): take part empty-handed */
             FAIL_HERE(aerr);
@@ -245,7 +262,8 @@ int xchg_bruck_twophase_run(xchg_call *c, int r, const char *who)
             store = NULL;
             store_bytes = 0;
             for (int i = 0; i < P; i++)
-                sz[i] = 0;
+                if (sz[i] > 0) /* announcements still go: they need no memory */
+                    sz[i] = 0;
         }
     }
 
@@ -262,9 +280,9 @@ int xchg_bruck_twophase_run(xchg_call *c, int r, const char *who)
             int v = xchg_bruck_digit(i, r, W);
             if (v) {
                 cnt[v]++;
-                sb[v] += (size_t)sz[i];
+                sb[v] += slot_data(sz[i]);
             } else {
-                kept += (size_t)sz[i];
+                kept += slot_data(sz[i]);
             }
         }
         size_t sbytes = 0;
@@ -279,7 +297,8 @@ int xchg_bruck_twophase_run(xchg_call *c, int r, const char *who)
                 store = NULL;
                 store_bytes = kept = sbytes = 0;
                 for (int i = 0; i < P; i++)
-                    sz[i] = 0;
+                    if (sz[i] > 0)
+                        sz[i] = 0;
                 for (int v = 1; v <= nv; v++)
                     sb[v] = 0;
             }
@@ -299,7 +318,7 @@ int xchg_bruck_twophase_run(xchg_call *c, int r, const char *who)
             if (!v)
                 continue;
             smeta[mpos[v] + 1 + cnt[v]++] = sz[i];
-            if (sz[i]) {
+            if (sz[i] > 0) {
                 memcpy(sendtmp + pos[v], store + off[i], (size_t)sz[i]);
                 xchg_charge_copy((size_t)sz[i]);
                 pos[v] += (size_t)sz[i];
@@ -330,7 +349,7 @@ int xchg_bruck_twophase_run(xchg_call *c, int r, const char *who)
             if (rmeta[mpos[v]] > lost)
                 lost = (int)rmeta[mpos[v]];
             for (size_t k = 0; k < cnt[v]; k++)
-                rb[v] += (size_t)rmeta[mpos[v] + 1 + k];
+                rb[v] += slot_data(rmeta[mpos[v] + 1 + k]);
             rbytes += rb[v];
         }
         /* Phase 2: the bytes, into a new store after the slots that stay. */
@@ -363,15 +382,16 @@ int xchg_bruck_twophase_run(xchg_call *c, int r, const char *who)
             if (xchg_bruck_digit(i, r, W))
                 continue;
             if (drop) {
-                sz[i] = 0;
+                if (sz[i] > 0)
+                    sz[i] = 0;
                 continue;
             }
-            if (sz[i]) {
+            if (sz[i] > 0) {
                 memcpy(nstore + kp, store + off[i], (size_t)sz[i]);
                 xchg_charge_copy((size_t)sz[i]);
             }
             off[i] = kp;
-            kp += (size_t)sz[i];
+            kp += slot_data(sz[i]);
         }
         /* Dropping: our sends are posted, so draining in turn cannot block. */
         for (int v = 1; v <= nv && drop && mpierr == MPI_SUCCESS; v++)
@@ -392,10 +412,10 @@ int xchg_bruck_twophase_run(xchg_call *c, int r, const char *who)
             if (!v)
                 continue;
             int64_t s = rmeta[mpos[v] + 1 + cnt[v]++];
-            sz[i] = drop ? 0 : s;
+            sz[i] = drop && s > 0 ? 0 : s;
             off[i] = drop ? 0 : pos[v];
             if (!drop)
-                pos[v] += (size_t)s;
+                pos[v] += slot_data(s);
         }
         xchg_temp_free(c, sendtmp, sbytes);
         xchg_temp_free(c, store, store_bytes);
@@ -406,6 +426,9 @@ int xchg_bruck_twophase_run(xchg_call *c, int r, const char *who)
 
     if (err == MPI_SUCCESS)
         err = mpierr;
+    /* Slot i came from me-i: what it announced, once every round ran. */
+    for (int i = 0; announced && i < P; i++)
+        announced[(me - i + P) % P] = mpierr != MPI_SUCCESS ? -2 : sz[i] < 0 ? -1 - sz[i] : -1;
     if (lost) {
         if (err == MPI_SUCCESS)
             err = xchg_error_code(MPI_ERR_NO_MEM, "%s: rank %d ran out of temporary memory "
@@ -414,6 +437,8 @@ int xchg_bruck_twophase_run(xchg_call *c, int r, const char *who)
     } else if (err == MPI_SUCCESS) {
         /* Inverse rotation: slot i came from me-i. */
         for (int i = 0; i < P; i++) {
+            if (sz[i] < 0)
+                continue; /* announced: the caller receives it */
             int uerr = xchg_bruck_unpack_from(c, (me - i + P) % P, store + off[i],
                                               (size_t)sz[i], who);
             if (err == MPI_SUCCESS)

@@ -67,4 +67,16 @@ int xchg_padded_unpack_slot(const xchg_call *c, int peer, const char *slot, size
  * the blocks about to move, then of exactly their bytes. */
 int xchg_bruck_twophase_run(xchg_call *c, int radix, const char *who);
 
+/* The same engine with some blocks travelling outside it (hybrid): where
+ * direct[j] is set (direct may be NULL), the block for rank j is not sent
+ * here; its byte count goes instead, in the slot's size word, as a negative
+ * announcement (-1 - bytes) that moves like any size and carries no data,
+ * also from a rank that ran out of memory. On return announced[i] (if not
+ * NULL) holds the bytes rank i announced it sends this rank outside the
+ * engine, -1 if none, or -2 everywhere if MPI failed during the exchange. So the receiver
+ * learns exactly what comes outside from the sender's own classification,
+ * whatever its receive counts say. */
+int xchg_bruck_twophase_run_ex(xchg_call *c, int radix, const char *who,
+                               const unsigned char *direct, int64_t *announced);
+
 #endif

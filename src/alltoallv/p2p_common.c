@@ -5,6 +5,7 @@
 #include "p2p_common.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 
 /* Target of the zero-count receive that drains a message too large. */
 static char p2p_sink[1];
@@ -73,4 +74,90 @@ void *xchg_p2p_alloc_small(xchg_call *c, size_t bytes, const char *what, int *er
     if (!p)
         *err = merr;
     return p;
+}
+
+/*
+ * Waiting for pre-posted receives.
+ *
+ * MPICH 4.0 raises a request's error seen by MPI_Wait, MPI_Waitall,
+ * MPI_Test ... on MPI_COMM_WORLD's error handler (measured with 4.0.2: a
+ * truncated MPI_Irecv on a communicator with MPI_ERRORS_RETURN aborts in
+ * MPI_Waitall, and returns MPI_ERR_IN_STATUS with the status's
+ * MPI_ERR_TRUNCATE once MPI_COMM_WORLD's handler returns; Open MPI 4.1
+ * uses the request's communicator). So while such a wait runs, under
+ * MPICH, MPI_COMM_WORLD's handler is MPI_ERRORS_RETURN; nested and
+ * concurrent waits share one swap (a count under a lock), and the
+ * caller's handler is back when the last one ends. The cost: two local
+ * calls, and an error of the caller's own on MPI_COMM_WORLD in another
+ * thread during the wait returns its code instead of calling the handler.
+ */
+#if defined(MPICH_VERSION) && !defined(XCHG_SMPI)
+#include <pthread.h>
+#define P2P_SWAP_WORLD_HANDLER 1
+static pthread_mutex_t swap_lock = PTHREAD_MUTEX_INITIALIZER;
+static int swap_depth;
+static MPI_Errhandler swap_saved = MPI_ERRHANDLER_NULL;
+#endif
+
+static void world_handler_returning(int on)
+{
+#ifdef P2P_SWAP_WORLD_HANDLER
+    pthread_mutex_lock(&swap_lock);
+    if (on && swap_depth++ == 0) {
+        if (MPI_Comm_get_errhandler(MPI_COMM_WORLD, &swap_saved) == MPI_SUCCESS)
+            MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        else
+            swap_saved = MPI_ERRHANDLER_NULL;
+    } else if (!on && --swap_depth == 0 && swap_saved != MPI_ERRHANDLER_NULL) {
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, swap_saved);
+        MPI_Errhandler_free(&swap_saved);
+        swap_saved = MPI_ERRHANDLER_NULL;
+    }
+    pthread_mutex_unlock(&swap_lock);
+#else
+    (void)on;
+#endif
+}
+
+int xchg_p2p_wait_posted(xchg_call *c, int n, MPI_Request req[], int *bad)
+{
+    *bad = -1;
+    world_handler_returning(1);
+    /* auto's refresh progresses here (select.c); it stops at the first
+     * failed request, whose index it cannot tell: the plain wait below
+     * then finds the others' statuses */
+    int rc = xchg_waitall(c, n, req);
+    if (rc != MPI_SUCCESS) {
+        int first = rc;
+        MPI_Status *st = malloc(sizeof(MPI_Status) * (size_t)(n > 0 ? n : 1));
+        rc = MPI_SUCCESS;
+        for (int pending = 1; pending;) {
+            int e = MPI_Waitall(n, req, st ? st : MPI_STATUSES_IGNORE);
+            int cls = MPI_SUCCESS;
+            if (e != MPI_SUCCESS)
+                MPI_Error_class(e, &cls);
+            if (cls != MPI_ERR_IN_STATUS || !st) {
+                if (rc == MPI_SUCCESS)
+                    rc = e;
+                break;
+            }
+            /* MPI_ERR_PENDING: not complete yet, still active: wait again */
+            pending = 0;
+            for (int i = 0; i < n; i++) {
+                if (st[i].MPI_ERROR == MPI_ERR_PENDING)
+                    pending = 1;
+                else if (st[i].MPI_ERROR != MPI_SUCCESS) {
+                    if (*bad < 0)
+                        *bad = i;
+                    if (rc == MPI_SUCCESS)
+                        rc = st[i].MPI_ERROR;
+                }
+            }
+        }
+        free(st);
+        if (rc == MPI_SUCCESS)
+            rc = first;
+    }
+    world_handler_returning(0);
+    return rc;
 }

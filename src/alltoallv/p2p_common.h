@@ -33,6 +33,14 @@
 #define XCHG_P2P_PROBE_ABOVE 16384
 int xchg_p2p_recv_probed(xchg_call *c, int src, int tag, MPI_Request *req, const char *who);
 
+/* Waits for n requests (auto's refresh progressing meanwhile), where
+ * receives were posted before their messages were seen: an error of a
+ * request comes back as a code, also under MPICH (which raises it on
+ * MPI_COMM_WORLD's handler: that handler is MPI_ERRORS_RETURN during the
+ * wait). *bad: the index of the first failed request if known, else -1.
+ * Every request is complete on return. */
+int xchg_p2p_wait_posted(xchg_call *c, int n, MPI_Request req[], int *bad);
+
 /* A drained message's error: record it and go on (others: stop). */
 static inline int xchg_p2p_is_truncate(int e)
 {

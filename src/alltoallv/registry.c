@@ -31,6 +31,7 @@ int xchg_alltoallv_rma_fence(xchg_call *c);
 int xchg_alltoallv_rma_lock(xchg_call *c);
 int xchg_alltoallv_mpich_model(xchg_call *c);
 int xchg_alltoallv_ompi_model(xchg_call *c);
+int xchg_alltoallv_hybrid(xchg_call *c);
 
 /* Persistent hooks (xchg_persist_ops); entries without take the generic path. */
 extern const xchg_persist_ops xchg_vendor_persist, xchg_linear_persist,
@@ -62,6 +63,8 @@ static const xchg_algo_info registry[] = {
      "Bruck with sizes sent ahead, no padding: small irregular blocks at large P", NULL},
     {XCHG_ALGO_BRUCK_RADIX, "bruck_radix", xchg_alltoallv_bruck_radix,
      "two-phase Bruck in base r (XCHG_BRUCK_RADIX): small blocks when log2 P rounds are too many", NULL},
+    {XCHG_ALGO_HYBRID, "hybrid", xchg_alltoallv_hybrid,
+     "blocks up to XCHG_HYBRID_THRESHOLD by radix Bruck, larger ones directly: mixed sizes", NULL},
     {XCHG_ALGO_HIERARCHICAL, "hierarchical", xchg_alltoallv_hierarchical,
      "gather per node, one message per node pair, scatter: many ranks per node, small blocks", NULL,
      .agrees_errors = 1},

@@ -54,6 +54,9 @@ static const struct setting_def {
     [XCHG_SET_BRUCK_RADIX] = {"XCHG_BRUCK_RADIX", KIND_INT, 2, 1 << 30, 0,
                               "0 (ceil(sqrt P)) or an integer in [2, 2^30], clamped to P", 1,
                               "ceil(sqrt P)"},
+    [XCHG_SET_HYBRID_THRESHOLD] = {"XCHG_HYBRID_THRESHOLD", KIND_BYTES, 0, INT64_MAX, 0,
+                                   "bytes in [0, 2^63), suffix K, M or G allowed", 0,
+                                   "256"},
     [XCHG_SET_AUTO_MIN_P] = {"XCHG_AUTO_MIN_P", KIND_INT, 1, 1 << 30, 64,
                              "an integer in [1, 2^30]", 0, "64"},
     [XCHG_SET_AUTO_REFRESH] = {"XCHG_AUTO_REFRESH", KIND_INT, 1, 1 << 20, 64,
@@ -227,6 +230,9 @@ static void apply(xchg_settings *s, int i, int64_t v, const char *text)
         break;
     case XCHG_SET_BRUCK_RADIX:
         s->bruck_radix = (int)(v == VALUE_UNSET ? defs[i].dflt : v);
+        break;
+    case XCHG_SET_HYBRID_THRESHOLD:
+        s->hybrid_threshold = v == VALUE_UNSET ? -1 : v;
         break;
     case XCHG_SET_AUTO_MIN_P:
         s->auto_min_p = v == VALUE_UNSET ? defs[i].dflt : v;

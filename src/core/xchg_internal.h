@@ -20,6 +20,7 @@ enum {
     XCHG_TAG_MPICH_MODEL = 103, /* baseline: model of MPICH 4.0's default */
     XCHG_TAG_OMPI_MODEL = 104,  /* baseline: model of Open MPI 4.1's default */
     XCHG_TAG_BRUCK = 110,
+    XCHG_TAG_HYBRID = 111,   /* hybrid: the large blocks, sent directly */
     XCHG_TAG_HIER = 120,
     XCHG_TAG_GRID = 130,
     XCHG_TAG_RMA = 140,      /* rma_lock: "target ready" */
@@ -48,6 +49,7 @@ typedef enum xchg_setting_id {
     XCHG_SET_SPARSE_ALGO,
     XCHG_SET_THROTTLE,
     XCHG_SET_BRUCK_RADIX,
+    XCHG_SET_HYBRID_THRESHOLD,
     XCHG_SET_AUTO_MIN_P,
     XCHG_SET_AUTO_REFRESH,
     XCHG_SET_MAX_TEMP_BYTES,
@@ -67,6 +69,7 @@ typedef struct xchg_settings {
     char alltoallv_algo_text[64], sparse_algo_text[64]; /* as set, for messages */
     int throttle;                 /* requests in flight (scattered, the model) */
     int bruck_radix;              /* 0: ceil(sqrt P) */
+    int64_t hybrid_threshold;     /* bytes; -1: hybrid's default */
     long auto_min_p;              /* auto's statistics from this many ranks */
     long auto_refresh;            /* most auto calls between two refreshes */
     size_t max_temp_bytes;        /* set, or the smallest default of all ranks */
@@ -257,6 +260,8 @@ const xchg_algo_info *xchg_registry_at(int i);
 
 /* The radix bruck_radix uses on P ranks (XCHG_BRUCK_RADIX or ceil(sqrt P)). */
 int xchg_bruck_radix_for(const xchg_settings *s, int P);
+/* hybrid's threshold: blocks of more bytes go directly (XCHG_HYBRID_THRESHOLD). */
+size_t xchg_hybrid_threshold_for(const xchg_settings *s);
 
 /* The automatic choice (src/select/select.c): the same on every rank.
  * xchg_select_alltoallv is for one-shot calls: it returns the choice

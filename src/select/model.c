@@ -219,6 +219,25 @@ double xchg_model_time(xchg_algo algo, const xchg_model_params *m, const xchg_pa
         return bruck_time(m, s, 2.0);
     case XCHG_ALGO_BRUCK_RADIX:
         return bruck_time(m, s, m->radix > 1 ? m->radix : 2.0);
+    case XCHG_ALGO_HYBRID: {
+        /* bruck_radix over the blocks up to T (their volumes), with the
+         * direct blocks' posts on the same CPU; the direct sends go first
+         * and travel during the Bruck (measured: zipf 64 B at P=64, 18.6
+         * us against bruck_radix's 20.4, sim/README "hybrid"), so the
+         * later of the two. With no block over T it is bruck_radix, and a
+         * tie goes to bruck_radix (listed first among the candidates). */
+        xchg_pattern_stats small = *s;
+        small.max_send_bytes = s->max_small_send;
+        small.max_recv_bytes = s->max_small_recv;
+        small.sum_bytes = s->sum_small_bytes;
+        small.max_rank_bytes = s->max_small_send > s->max_small_recv ? s->max_small_send
+                                                                     : s->max_small_recv;
+        const double lp = (double)s->max_large_posts;
+        const double bruck = bruck_time(m, &small, m->radix > 1 ? m->radix : 2.0);
+        if (lp <= 0.0)
+            return bruck;
+        return fmax(bruck + lp * o, a + direct_bw + 0.5 * lp * o);
+    }
     case XCHG_ALGO_GRID: {
         /* sizes to the row (q = sqrt P partners, a row is consecutive
          * ranks), an allreduce (agreed refusal), phase 1 along the row,

@@ -61,7 +61,7 @@
 static const xchg_algo candidates[] = {
     XCHG_ALGO_LINEAR,         XCHG_ALGO_SCATTERED,      XCHG_ALGO_PAIRWISE,
     XCHG_ALGO_PADDED_ALLTOALL, XCHG_ALGO_BRUCK_TWOPHASE, XCHG_ALGO_BRUCK_RADIX,
-    XCHG_ALGO_BRUCK_PADDED,   XCHG_ALGO_GRID,
+    XCHG_ALGO_BRUCK_PADDED,   XCHG_ALGO_GRID,           XCHG_ALGO_HYBRID,
 };
 
 
@@ -114,6 +114,8 @@ static select_state *state_of(xchg_call *c, int create)
 static void local_fields(const xchg_call *c, long long *f)
 {
     long long sbytes = 0, rbytes = 0, snnz = 0, rnnz = 0, soff = 0, roff = 0, blk = 0;
+    long long large = 0, ssmall = 0, rsmall = 0, sum_small = 0;
+    const long long T = (long long)xchg_hybrid_threshold_for(&c->cs->settings);
     const unsigned char *on = c->cs->on_node;
     for (int j = 0; j < c->size; j++) {
         long long sb = (long long)c->sendcounts[j] * c->st.size;
@@ -122,8 +124,12 @@ static void local_fields(const xchg_call *c, long long *f)
         rbytes += rb;
         if (sb > blk)
             blk = sb;
+        ssmall += sb <= T ? sb : 0;
+        rsmall += rb <= T ? rb : 0;
         if (j == c->rank)
             continue;
+        large += (sb > T) + (rb > T);
+        sum_small += sb <= T ? sb : 0;
         snnz += sb > 0;
         rnnz += rb > 0;
         if (!(on ? on[j] : 0)) {
@@ -148,6 +154,10 @@ static void local_fields(const xchg_call *c, long long *f)
     size_t avail = c->temp_cur < c->temp_limit ? c->temp_limit - c->temp_cur : 0;
     f[XCHG_AF_NEG_BUDGET] = -(long long)(avail > (size_t)LLONG_MAX ? (size_t)LLONG_MAX : avail);
     f[XCHG_AF_MAX_POSTS] = snnz + rnnz;
+    f[XCHG_AF_MAX_LARGE_POSTS] = large;
+    f[XCHG_AF_MAX_SMALL_SEND] = ssmall;
+    f[XCHG_AF_MAX_SMALL_RECV] = rsmall;
+    f[XCHG_AF_SUM_SMALL] = sum_small;
     f[XCHG_AF_SUM_OFF] = soff;
     f[XCHG_AF_SUM_BYTES] = sbytes - (long long)c->sendcounts[c->rank] * c->st.size;
 }
@@ -170,6 +180,10 @@ void xchg_pattern_stats_from(xchg_pattern_stats *s, const long long *f, int P, i
     s->max_posts = f[XCHG_AF_MAX_POSTS];
     s->sum_off_bytes = f[XCHG_AF_SUM_OFF];
     s->sum_bytes = f[XCHG_AF_SUM_BYTES];
+    s->max_large_posts = f[XCHG_AF_MAX_LARGE_POSTS];
+    s->max_small_send = f[XCHG_AF_MAX_SMALL_SEND];
+    s->max_small_recv = f[XCHG_AF_MAX_SMALL_RECV];
+    s->sum_small_bytes = f[XCHG_AF_SUM_SMALL];
 }
 
 static int is_padded(xchg_algo a)
@@ -216,7 +230,7 @@ static int moved(const long long *was, const long long *now)
     static const int fields[] = {XCHG_AF_MAX_BLOCK,    XCHG_AF_MAX_SEND,     XCHG_AF_MAX_RECV,
                                  XCHG_AF_MAX_SEND_NNZ, XCHG_AF_MAX_RECV_NNZ, XCHG_AF_MAX_OFF_SEND,
                                  XCHG_AF_MAX_OFF_RECV, XCHG_AF_MAX_POSTS,    XCHG_AF_SUM_OFF,
-                                 XCHG_AF_SUM_BYTES};
+                                 XCHG_AF_SUM_BYTES,    XCHG_AF_MAX_LARGE_POSTS, XCHG_AF_SUM_SMALL};
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
         long long x = was[fields[i]], y = now[fields[i]];
         if (x > 2 * y + 1 || y > 2 * x + 1)

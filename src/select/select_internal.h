@@ -24,9 +24,14 @@ enum {
     XCHG_AF_ERROR_CLASS,     /* reserved: the largest error class of any rank (0: none) */
     XCHG_AF_NEG_BUDGET,      /* minus the temporary bytes a rank has left: -(smallest) */
     XCHG_AF_MAX_POSTS,       /* most nonzero blocks (sends + receives) of a rank */
+    /* hybrid's split at its threshold T (XCHG_HYBRID_THRESHOLD) */
+    XCHG_AF_MAX_LARGE_POSTS, /* most blocks over T (sends + receives) of a rank */
+    XCHG_AF_MAX_SMALL_SEND,  /* largest volume a rank sends in blocks up to T */
+    XCHG_AF_MAX_SMALL_RECV,  /* ... and receives */
     XCHG_AF_NMAX,
     XCHG_AF_SUM_OFF = XCHG_AF_NMAX, /* SUM: bytes sent off-node, all ranks */
     XCHG_AF_SUM_BYTES,       /* SUM: bytes sent, all ranks (self excluded) */
+    XCHG_AF_SUM_SMALL,       /* SUM: bytes sent in blocks up to T, all ranks (self excluded) */
     XCHG_AF_COUNT
 };
 
@@ -66,6 +71,10 @@ typedef struct xchg_pattern_stats {
     long long max_posts;          /* most sends + receives a rank posts (direct) */
     long long sum_off_bytes;      /* all off-node traffic */
     long long sum_bytes;          /* all traffic (self blocks excluded) */
+    /* hybrid: blocks over its threshold go directly, the rest by Bruck */
+    long long max_large_posts;    /* most direct sends + receives of a rank */
+    long long max_small_send, max_small_recv; /* a rank's volume through the Bruck */
+    long long sum_small_bytes;    /* all traffic through the Bruck */
 } xchg_pattern_stats;
 
 /* Statistics from reduced agreement fields. */
