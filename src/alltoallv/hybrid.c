@@ -13,15 +13,29 @@
  *
  * Who classifies: the sender alone. Its Bruck carries, in place of a large
  * block, the block's byte count (a negative size word, no data), so every
- * receiver learns exactly which sources send to it directly and how many
- * bytes, whatever its own recvcounts say. It then posts exactly those
- * receives: a block larger than its receive count is drained and reported
- * (MPI_ERR_TRUNCATE), a smaller one writes only the bytes sent, as in every
- * algorithm, and a disagreement about the class can never leave a receive
- * or a send unmatched. (Classifying on both sides from recvcounts and
- * sendcounts would agree only for correct programs.) The price: a large
- * block's receive is posted after the receiver's Bruck rounds; eager sends
- * are already there, a rendezvous one starts then.
+ * receiver learns exactly which sources sent to it directly and how many
+ * bytes, whatever its own recvcounts say. (Classifying on both sides from
+ * recvcounts and sendcounts would agree only for correct programs.)
+ *
+ * Receives are posted before anything is sent, as the MPI libraries'
+ * spread-out alltoallv does, so a large block lands in place while the
+ * Bruck runs (eagerly or by rendezvous): for every source whose room
+ * (recvcounts) exceeds T, since only such a source can send directly in a
+ * correct program. After the Bruck the announcements settle each of them:
+ * announced, it stays (a block larger than the room fails it with
+ * MPI_ERR_TRUNCATE, reported through the code as in linear.c); not
+ * announced (the sender sent fewer bytes, through the Bruck), it is
+ * cancelled. A block announced where no receive was posted (larger than
+ * its room) is drained and reported. So no receive or send is ever left
+ * unmatched. Measured in the faithful simulation (P=64, hot 256 B):
+ * receiving only after the Bruck took 65.7 us, pre-posting XX.X.
+ *
+ * Why two tags: a pre-posted receive whose sender sent nothing directly is
+ * cancelled only once this rank's Bruck is over, and by then that sender
+ * may already be in its next hybrid call, sending directly to us. Calls
+ * alternate two tags (by a count of hybrid runs, the same on every rank),
+ * so that message cannot match the stale receive; two calls ahead it cannot
+ * be, since its Bruck needs a size word from this rank's next call.
  *
  * T is XCHG_HYBRID_THRESHOLD (bytes, agreed like every setting); unset, the
  * default below. r is bruck_radix's (XCHG_BRUCK_RADIX, default ceil(sqrt
@@ -43,33 +57,54 @@ size_t xchg_hybrid_threshold_for(const xchg_settings *s)
                                    : (size_t)s->hybrid_threshold;
 }
 
+/* Cancels and completes a receive that will not be matched. */
+static void cancel_recv(MPI_Request *r)
+{
+    if (*r == MPI_REQUEST_NULL)
+        return;
+    MPI_Cancel(r);
+    MPI_Wait(r, MPI_STATUS_IGNORE);
+}
+
 int xchg_alltoallv_hybrid(xchg_call *c)
 {
     const int P = c->size, me = c->rank;
     const size_t T = xchg_hybrid_threshold_for(&c->cs->settings);
+    const int tag = (c->cs->hybrid_calls++ & 1) ? XCHG_TAG_HYBRID_ODD : XCHG_TAG_HYBRID;
     int err = MPI_SUCCESS, mpierr = MPI_SUCCESS;
-    /* announced sizes, requests, then the direct flags */
+    /* announced sizes, receive and send requests, then the direct flags */
     size_t bytes = (size_t)P * sizeof(int64_t) + 2 * (size_t)P * sizeof(MPI_Request) + (size_t)P;
     char *mem = xchg_p2p_alloc_small(c, bytes, "hybrid: tables", &err);
     if (!mem)
         return err; /* malloc itself failed */
     int64_t *announced = (int64_t *)mem;
-    MPI_Request *req = (MPI_Request *)(announced + P);
-    unsigned char *direct = (unsigned char *)(req + 2 * (size_t)P);
-    int n = 0;
+    MPI_Request *rreq = (MPI_Request *)(announced + P); /* by source */
+    MPI_Request *sreq = rreq + P;                        /* packed */
+    unsigned char *direct = (unsigned char *)(sreq + P);
+    int ns = 0;
 
-    /* Large blocks first, in pairwise order, so they travel meanwhile. */
+    /* Receives first: every source that may send directly (room over T). */
+    for (int j = 0; j < P; j++)
+        rreq[j] = MPI_REQUEST_NULL;
+    for (int i = 1; i < P && mpierr == MPI_SUCCESS; i++) {
+        int src = (me - i + P) % P;
+        if (xchg_bruck_recv_bytes(c, src) > T)
+            mpierr = MPI_Irecv(xchg_block_addr(c->recvbuf, c->rdispls[src], &c->rt),
+                               c->recvcounts[src], c->rt.type, src, tag, c->comm, &rreq[src]);
+    }
+    /* Then the large sends, in pairwise order, so they travel meanwhile. */
     for (int i = 0; i < P; i++) {
         int dst = (me + i) % P;
         direct[dst] = xchg_bruck_send_bytes(c, dst) > T && mpierr == MPI_SUCCESS;
         if (direct[dst] && i > 0)
             mpierr = MPI_Isend(xchg_block_addr(c->sendbuf, c->sdispls[dst], &c->st),
-                               c->sendcounts[dst], c->st.type, dst, XCHG_TAG_HYBRID, c->comm,
-                               &req[n++]);
+                               c->sendcounts[dst], c->st.type, dst, tag, c->comm, &sreq[ns++]);
     }
     if (mpierr != MPI_SUCCESS) {
         /* MPI itself failed: no announcements could be trusted */
-        xchg_waitall(c, n, req);
+        for (int j = 0; j < P; j++)
+            cancel_recv(&rreq[j]);
+        xchg_waitall(c, ns, sreq);
         xchg_temp_free(c, mem, bytes);
         return mpierr;
     }
@@ -83,8 +118,10 @@ int xchg_alltoallv_hybrid(xchg_call *c)
     if (announced[me] == -2) {
         /* MPI failed inside the Bruck: nobody learnt of our large blocks,
          * so their sends may never match; let MPI finish them if it can. */
-        for (int k = 0; k < n; k++)
-            MPI_Request_free(&req[k]);
+        for (int j = 0; j < P; j++)
+            cancel_recv(&rreq[j]);
+        for (int k = 0; k < ns; k++)
+            MPI_Request_free(&sreq[k]);
         xchg_temp_free(c, mem, bytes);
         return err;
     }
@@ -95,35 +132,37 @@ int xchg_alltoallv_hybrid(xchg_call *c)
         if (err == MPI_SUCCESS)
             err = e;
     }
-    /* Exactly the receives the senders announced. */
+    /* Settle every source against its announcement. */
     static char sink[1];
-    for (int i = 1; i < P && mpierr == MPI_SUCCESS; i++) {
+    for (int i = 1; i < P; i++) {
         int src = (me - i + P) % P;
-        if (announced[src] < 0)
-            continue;
-        size_t b = (size_t)announced[src], cap = xchg_bruck_recv_bytes(c, src);
-        if (b <= cap && c->rt.size > 0 && b % (size_t)c->rt.size == 0) {
-            mpierr = MPI_Irecv(xchg_block_addr(c->recvbuf, c->rdispls[src], &c->rt),
-                               (int)(b / (size_t)c->rt.size), c->rt.type, src,
-                               XCHG_TAG_HYBRID, c->comm, &req[n++]);
+        size_t b = announced[src] >= 0 ? (size_t)announced[src] : 0;
+        size_t cap = xchg_bruck_recv_bytes(c, src);
+        if (announced[src] < 0) {
+            cancel_recv(&rreq[src]); /* sent through the Bruck, or nothing */
             continue;
         }
-        /* Cannot store it: drain it (a truncated zero-count receive, which
-         * MPI_Recv reports on our communicator) and say why. */
-        MPI_Recv(sink, 0, MPI_BYTE, src, XCHG_TAG_HYBRID, c->comm, MPI_STATUS_IGNORE);
-        if (err == MPI_SUCCESS)
-            err = b > cap
-                      ? xchg_error_code(MPI_ERR_TRUNCATE, "hybrid: rank %d receives %zu bytes "
-                                        "from rank %d but recvcounts[%d] holds only %zu",
-                                        me, b, src, src, cap)
-                      : xchg_error_code(MPI_ERR_TYPE, "hybrid: rank %d receives %zu bytes "
-                                        "from rank %d, not a whole number of recvtype "
-                                        "elements (%d bytes): the type signatures do not "
-                                        "match", me, b, src, c->rt.size);
+        if (rreq[src] == MPI_REQUEST_NULL) {
+            /* room up to T, yet sent directly: it cannot fit; drain it (a
+             * truncated zero-count receive, reported on our communicator) */
+            MPI_Recv(sink, 0, MPI_BYTE, src, tag, c->comm, MPI_STATUS_IGNORE);
+        }
+        if (err == MPI_SUCCESS && b > cap)
+            err = xchg_error_code(MPI_ERR_TRUNCATE, "hybrid: rank %d receives %zu bytes from "
+                                  "rank %d but recvcounts[%d] holds only %zu",
+                                  me, b, src, src, cap);
+        else if (err == MPI_SUCCESS && c->rt.size > 0 && b % (size_t)c->rt.size != 0)
+            err = xchg_error_code(MPI_ERR_TYPE, "hybrid: rank %d receives %zu bytes from rank "
+                                  "%d, not a whole number of recvtype elements (%d bytes): "
+                                  "the type signatures do not match", me, b, src, c->rt.size);
     }
-    int werr = xchg_waitall(c, n, req);
+    /* A truncated pre-posted receive fails in the wait (the announcement
+     * already named it above); xchg_p2p_wait_posted keeps MPICH from
+     * aborting there. */
+    int bad, werr = xchg_p2p_wait_posted(c, P, rreq, &bad);
+    int serr = xchg_waitall(c, ns, sreq);
     if (mpierr == MPI_SUCCESS)
-        mpierr = werr;
+        mpierr = werr != MPI_SUCCESS ? werr : serr;
     xchg_temp_free(c, mem, bytes);
     return err != MPI_SUCCESS ? err : mpierr;
 }

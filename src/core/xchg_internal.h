@@ -20,7 +20,8 @@ enum {
     XCHG_TAG_MPICH_MODEL = 103, /* baseline: model of MPICH 4.0's default */
     XCHG_TAG_OMPI_MODEL = 104,  /* baseline: model of Open MPI 4.1's default */
     XCHG_TAG_BRUCK = 110,
-    XCHG_TAG_HYBRID = 111,   /* hybrid: the large blocks, sent directly */
+    XCHG_TAG_HYBRID = 111,   /* hybrid: the large blocks, sent directly (even calls) */
+    XCHG_TAG_HYBRID_ODD = 112, /* ... odd calls (hybrid.c: why two) */
     XCHG_TAG_HIER = 120,
     XCHG_TAG_GRID = 130,
     XCHG_TAG_RMA = 140,      /* rma_lock: "target ready" */
@@ -98,6 +99,7 @@ typedef struct xchg_comm_state {
     unsigned char *on_node; /* on_node[j]: rank j of pcomm shares this rank's node
                               (NULL: unknown, every other rank counts as off-node) */
     unsigned long calls;   /* collective xchg calls so far, same on all ranks */
+    unsigned long hybrid_calls; /* of them, runs of hybrid (its tag parity) */
     xchg_stats last;       /* what the last call did */
     void *ext[XCHG_EXT_COUNT];
     void (*ext_free[XCHG_EXT_COUNT])(void *);

@@ -178,9 +178,16 @@ double xchg_model_time(xchg_algo algo, const xchg_model_params *m, const xchg_pa
     case XCHG_ALGO_VENDOR:
         /* a loop over all P peers, empty ones included */
         return a + fmax(2.0 * P * o * m->vendor_overhead_factor, direct_bw) + incast;
-    case XCHG_ALGO_LINEAR:
-        /* all nonzero messages in flight at once (direct, above) */
-        return direct + incast;
+    case XCHG_ALGO_LINEAR: {
+        /* all nonzero messages in flight at once; but its receives of
+         * blocks up to XCHG_P2P_PROBE_ABOVE are posted before the sends,
+         * so half their overheads hide under the flows (fitted: hot 256 B,
+         * random and zipf 1 KiB at P=64: 59.5, 70.5, 70.9 us simulated,
+         * 60.5, 68.9, 69.7 modelled) */
+        if (blk > 16384.0)
+            return direct + incast;
+        return a + fmax(posts * o, direct_bw + 0.5 * (double)s->max_recv_nnz * o) + incast;
+    }
     case XCHG_ALGO_SCATTERED:
         /* linear with at most XCHG_THROTTLE requests in flight: measured
          * no slower (its waits overlap the posting), no faster either
@@ -221,10 +228,12 @@ double xchg_model_time(xchg_algo algo, const xchg_model_params *m, const xchg_pa
         return bruck_time(m, s, m->radix > 1 ? m->radix : 2.0);
     case XCHG_ALGO_HYBRID: {
         /* bruck_radix over the blocks up to T (their volumes), with the
-         * direct blocks' posts on the same CPU; the direct sends go first
-         * and travel during the Bruck (measured: zipf 64 B at P=64, 18.6
-         * us against bruck_radix's 20.4, sim/README "hybrid"), so the
-         * later of the two. With no block over T it is bruck_radix, and a
+         * direct blocks' posts on the same CPU; the direct receives and
+         * sends go first and travel during the Bruck (measured: zipf 64 B
+         * at P=64, 18.6 us against bruck_radix's 20.4, sim/README
+         * "hybrid"), so the later of the two; their posts are not hidden
+         * under the flows as linear's are (hot 256 B: 63.9 us simulated,
+         * 67.0 modelled, linear 59.5-63.5). With no block over T it is bruck_radix, and a
          * tie goes to bruck_radix (listed first among the candidates). */
         xchg_pattern_stats small = *s;
         small.max_send_bytes = s->max_small_send;
@@ -236,7 +245,7 @@ double xchg_model_time(xchg_algo algo, const xchg_model_params *m, const xchg_pa
         const double bruck = bruck_time(m, &small, m->radix > 1 ? m->radix : 2.0);
         if (lp <= 0.0)
             return bruck;
-        return fmax(bruck + lp * o, a + direct_bw + 0.5 * lp * o);
+        return fmax(bruck + lp * o, a + direct_bw + lp * o);
     }
     case XCHG_ALGO_GRID: {
         /* sizes to the row (q = sqrt P partners, a row is consecutive
