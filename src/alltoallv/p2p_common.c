@@ -123,41 +123,48 @@ int xchg_p2p_wait_posted(xchg_call *c, int n, MPI_Request req[], int *bad)
 {
     *bad = -1;
     world_handler_returning(1);
-    /* auto's refresh progresses here (select.c); it stops at the first
-     * failed request, whose index it cannot tell: the plain wait below
-     * then finds the others' statuses */
-    int rc = xchg_waitall(c, n, req);
+    /* auto's refresh progresses here (select.c). On an error the failed
+     * request is known by its index (the refresh's MPI_Waitany) or by
+     * its status (MPI_Waitall: MPI_ERR_IN_STATUS); MPI frees failed
+     * requests (Open MPI) or leaves pending ones active (MPI_ERR_PENDING),
+     * which are then waited for again. */
+    MPI_Status *st = malloc(sizeof(MPI_Status) * (size_t)(n > 0 ? n : 1));
+    int failed = -1;
+    int rc = xchg_waitall_statuses(c, n, req, st, &failed);
     if (rc != MPI_SUCCESS) {
-        int first = rc;
-        MPI_Status *st = malloc(sizeof(MPI_Status) * (size_t)(n > 0 ? n : 1));
+        int first = rc, cls = MPI_SUCCESS;
+        MPI_Error_class(rc, &cls);
+        int scan = st && failed < 0 && cls == MPI_ERR_IN_STATUS;
+        *bad = failed;
         rc = MPI_SUCCESS;
-        for (int pending = 1; pending;) {
-            int e = MPI_Waitall(n, req, st ? st : MPI_STATUSES_IGNORE);
-            int cls = MPI_SUCCESS;
-            if (e != MPI_SUCCESS)
-                MPI_Error_class(e, &cls);
-            if (cls != MPI_ERR_IN_STATUS || !st) {
-                if (rc == MPI_SUCCESS)
-                    rc = e;
-                break;
-            }
-            /* MPI_ERR_PENDING: not complete yet, still active: wait again */
-            pending = 0;
+        for (;;) {
+            int pending = 0;
             for (int i = 0; i < n; i++) {
-                if (st[i].MPI_ERROR == MPI_ERR_PENDING)
-                    pending = 1;
-                else if (st[i].MPI_ERROR != MPI_SUCCESS) {
+                if (scan && st[i].MPI_ERROR != MPI_SUCCESS && st[i].MPI_ERROR != MPI_ERR_PENDING) {
                     if (*bad < 0)
                         *bad = i;
                     if (rc == MPI_SUCCESS)
                         rc = st[i].MPI_ERROR;
                 }
+                pending |= req[i] != MPI_REQUEST_NULL;
+            }
+            if (!pending)
+                break;
+            int e = MPI_Waitall(n, req, st ? st : MPI_STATUSES_IGNORE);
+            if (e == MPI_SUCCESS)
+                break;
+            MPI_Error_class(e, &cls);
+            scan = st && cls == MPI_ERR_IN_STATUS;
+            if (!scan) {
+                if (rc == MPI_SUCCESS)
+                    rc = e;
+                break;
             }
         }
-        free(st);
         if (rc == MPI_SUCCESS)
             rc = first;
     }
+    free(st);
     world_handler_returning(0);
     return rc;
 }

@@ -283,6 +283,12 @@ int xchg_select_alltoallv_now(xchg_call *c, xchg_algo *chosen);
  * flight it polls (MPI_Testall) and progresses the refresh, so the
  * agreement overlaps the exchange; otherwise plain MPI_Waitall. */
 int xchg_waitall(xchg_call *c, int n, MPI_Request req[]);
+/* The same, telling which request failed: on an error either *failed is
+ * its index (the refresh's wait saw it; the others may still be active)
+ * or, *failed being -1, MPI_Waitall's statuses (when not NULL) hold every
+ * request's error (MPI_ERR_IN_STATUS). */
+int xchg_waitall_statuses(xchg_call *c, int n, MPI_Request req[], MPI_Status statuses[],
+                          int *failed);
 /* For long posting loops (every XCHG_POLL_EVERY requests posted): starts
  * the armed refresh and advances it without waiting (usually one
  * MPI_Test), so its rounds go on while the data is posted: each round

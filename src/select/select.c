@@ -413,7 +413,7 @@ static int refresh_start(xchg_call *c, select_state *st)
  * loop: MPI_Test* costs per request tested (and SMPI charges it), so
  * polling a large request array would delay every completion. */
 static int wait_with_refresh(xchg_call *c, select_state *st, int n, MPI_Request req[],
-                             int any_data, int *index)
+                             int any_data, int *index, int *failed)
 {
     int done = 0;
     int rc = refresh_start(c, st);
@@ -438,6 +438,8 @@ static int wait_with_refresh(xchg_call *c, select_state *st, int n, MPI_Request 
         rc = MPI_Waitany(n + 2, all, &idx, MPI_STATUS_IGNORE);
         st->op.req[0] = all[n];
         st->op.req[1] = all[n + 1];
+        if (rc != MPI_SUCCESS && failed && idx != MPI_UNDEFINED && idx < n)
+            *failed = idx; /* the data request that failed */
         if (rc != MPI_SUCCESS || idx == MPI_UNDEFINED)
             break;
         if (idx < n) {
@@ -471,11 +473,25 @@ int xchg_waitall(xchg_call *c, int n, MPI_Request req[])
     select_state *st = c->cs ? c->cs->ext[XCHG_EXT_SELECT] : NULL;
     if (st && st->armed) {
         int idx = MPI_UNDEFINED;
-        int rc = wait_with_refresh(c, st, n, req, 0, &idx);
+        int rc = wait_with_refresh(c, st, n, req, 0, &idx, NULL);
         if (rc != MPI_SUCCESS)
             return rc;
     }
     return MPI_Waitall(n, req, MPI_STATUSES_IGNORE);
+}
+
+int xchg_waitall_statuses(xchg_call *c, int n, MPI_Request req[], MPI_Status statuses[],
+                          int *failed)
+{
+    select_state *st = c->cs ? c->cs->ext[XCHG_EXT_SELECT] : NULL;
+    *failed = -1;
+    if (st && st->armed) {
+        int idx = MPI_UNDEFINED;
+        int rc = wait_with_refresh(c, st, n, req, 0, &idx, failed);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    return MPI_Waitall(n, req, statuses ? statuses : MPI_STATUSES_IGNORE);
 }
 
 int xchg_waitany(xchg_call *c, int n, MPI_Request req[], int *index)
@@ -483,7 +499,7 @@ int xchg_waitany(xchg_call *c, int n, MPI_Request req[], int *index)
     select_state *st = c->cs ? c->cs->ext[XCHG_EXT_SELECT] : NULL;
     if (st && st->armed) {
         *index = MPI_UNDEFINED;
-        int rc = wait_with_refresh(c, st, n, req, 1, index);
+        int rc = wait_with_refresh(c, st, n, req, 1, index, NULL);
         if (rc != MPI_SUCCESS || *index != MPI_UNDEFINED)
             return rc;
     }
