@@ -27,8 +27,9 @@
  * announced (the sender sent fewer bytes, through the Bruck), it is
  * cancelled. A block announced where no receive was posted (larger than
  * its room) is drained and reported. So no receive or send is ever left
- * unmatched. Measured in the faithful simulation (P=64, hot 256 B):
- * receiving only after the Bruck took 65.7 us, pre-posting XX.X.
+ * unmatched. Measured in the faithful simulation (P=64):
+ * receiving only after the Bruck, hot 256 B took 65.7 us and hot 1 KiB
+ * 236.0; pre-posting, 63.9 and 220.8 (sim/README.md "hybrid").
  *
  * Why two tags: a pre-posted receive whose sender sent nothing directly is
  * cancelled only once this rank's Bruck is over, and by then that sender
