@@ -125,10 +125,11 @@ XCHG_API int xchg_error_string(int code, char *string, int *resultlen);
  * xchg_start (collective, all ranks start the same request in the same
  * order) begins one exchange; between xchg_start and the completing
  * xchg_wait/xchg_test the buffers must not be touched. Some algorithms
- * complete the whole exchange inside xchg_start (those without a
- * persistent plan of their own replay the blocking call); xchg_wait is then
- * immediate. xchg_test sets *flag to 1 once the exchange is complete (the
- * request is then inactive again), else to 0.
+ * complete the whole exchange inside xchg_start (rma_fence); the others
+ * return once their first messages are posted, and the exchange advances
+ * in xchg_test/xchg_wait (of this or any other xchg request). xchg_test
+ * sets *flag to 1 once the exchange is complete (the request is then
+ * inactive again), else to 0.
  * xchg_request_free (collective: it may free an RMA window) frees an
  * inactive request and sets *req to XCHG_REQUEST_NULL.
  *
@@ -156,8 +157,43 @@ XCHG_API int xchg_start(xchg_request req);
 XCHG_API int xchg_wait(xchg_request req);
 XCHG_API int xchg_test(xchg_request req, int *flag);
 XCHG_API int xchg_request_free(xchg_request *req);
-/* The algorithm a request runs ("auto" resolved at init). */
+/* The algorithm a request runs ("auto" resolved at init; for
+ * xchg_ialltoallv, the one that ran, once complete). */
 XCHG_API xchg_algo xchg_request_algo(xchg_request req);
+
+/*
+ * Nonblocking exchange, as MPI_Ialltoallv: the same arguments as
+ * xchg_alltoallv plus a request; every algorithm and auto (its choice is
+ * agreed as in the blocking call). Collective: every rank starts the same
+ * exchanges on comm in the same order. Returns once the exchange has
+ * posted what it can without waiting; it advances whenever the caller
+ * tests or waits for any xchg request (xchg_test, xchg_wait), and is
+ * complete when xchg_wait returns or xchg_test sets *flag. Until then the
+ * buffers and the count/displacement arrays must not be touched (xchg
+ * copies the arrays and duplicates derived types, so freeing a type at
+ * once is allowed, as in MPI). Several exchanges may be outstanding, on
+ * one communicator (they run one after the other, in start order) or on
+ * several (side by side); a blocking xchg call on comm first completes the
+ * ones outstanding there. The request then stays until xchg_request_free
+ * (it cannot be restarted: xchg_start refuses it). Errors (the blocking
+ * call's, agreed the same way) come from the completing xchg_wait or
+ * xchg_test, through comm's error handler; an error found before anything
+ * starts (no valid comm, req NULL) from xchg_ialltoallv itself.
+ * Limits: the first exchange on a communicator makes xchg's state for it
+ * (collective, blocking; xchg_comm_prepare does it beforehand); rma_fence
+ * and rma_lock synchronise their windows by blocking MPI calls inside test
+ * and wait; hierarchical and grid split node communicators (blocking, once
+ * per communicator). README "Nonblocking".
+ */
+XCHG_API int xchg_ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                             MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                             xchg_request *req);
+/* The same with one algorithm forced, as xchg_alltoallv_algo. */
+XCHG_API int xchg_ialltoallv_algo(xchg_algo algo, const void *sendbuf, const int sendcounts[],
+                                  const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                  const int recvcounts[], const int rdispls[],
+                                  MPI_Datatype recvtype, MPI_Comm comm, xchg_request *req);
 
 /* Collective over comm: makes xchg's state for comm and its private
  * duplicate now rather than at the first exchange. If MPI refuses the

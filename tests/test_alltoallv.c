@@ -8,8 +8,10 @@
  * split sub-communicator and 100 calls in a row, and compares the whole
  * receive buffer with MPI_Alltoallv's (see a2av_cases.h).
  *
- * Usage: test_alltoallv [algo ...]   (default: every algorithm of the build,
- * then xchg_alltoallv itself with its automatic choice)
+ * Usage: test_alltoallv [--nonblocking] [algo ...]   (default: every
+ * algorithm of the build, then xchg_alltoallv itself with its automatic
+ * choice; --nonblocking: the same through xchg_ialltoallv(_algo), completed
+ * by xchg_test or xchg_wait)
  * Prints "N passed, M failed" and exits non-zero on any failure.
  */
 #include "a2av_cases.h"
@@ -21,12 +23,51 @@
 
 static int npass, nfail;
 static int world_rank;
+static int nonblocking; /* --nonblocking: xchg_ialltoallv(_algo), then test/wait */
+static unsigned long nb_calls;
+
+/* The nonblocking call, completed by xchg_test polling (every other call)
+ * or by xchg_wait; the receive type is freed right after the start where
+ * it is a duplicate of the case's (allowed, as in MPI). */
+static int run_nonblocking(xchg_algo a, const void *sb, const int sc[], const int sd[],
+                           MPI_Datatype st, void *rb, const int rc[], const int rd[],
+                           MPI_Datatype rt, MPI_Comm comm)
+{
+    xchg_request req = XCHG_REQUEST_NULL;
+    MPI_Datatype rt2 = rt;
+    int named = 0, ni, na, nd;
+    MPI_Type_get_envelope(rt, &ni, &na, &nd, &named);
+    if (named != MPI_COMBINER_NAMED)
+        MPI_Type_dup(rt, &rt2); /* dups of committed types are committed */
+    int rc0 = a == XCHG_ALGO_AUTO
+                  ? xchg_ialltoallv(sb, sc, sd, st, rb, rc, rd, rt2, comm, &req)
+                  : xchg_ialltoallv_algo(a, sb, sc, sd, st, rb, rc, rd, rt2, comm, &req);
+    if (rt2 != rt)
+        MPI_Type_free(&rt2);
+    if (rc0 != MPI_SUCCESS)
+        return rc0;
+    int rc1;
+    if (nb_calls++ % 2) {
+        rc1 = xchg_wait(req);
+    } else {
+        int flag = 0;
+        do
+            rc1 = xchg_test(req, &flag);
+        while (!flag);
+    }
+    int rc2 = xchg_request_free(&req);
+    if (rc1 == MPI_SUCCESS && rc2 == MPI_SUCCESS && req != XCHG_REQUEST_NULL)
+        rc2 = MPI_ERR_REQUEST; /* must be reset */
+    return rc1 != MPI_SUCCESS ? rc1 : rc2;
+}
 
 static int run_algo(void *ctx, const void *sb, const int sc[], const int sd[],
                     MPI_Datatype st, void *rb, const int rc[], const int rd[],
                     MPI_Datatype rt, MPI_Comm comm)
 {
     xchg_algo a = *(xchg_algo *)ctx;
+    if (nonblocking)
+        return run_nonblocking(a, sb, sc, sd, st, rb, rc, rd, rt, comm);
     if (a == XCHG_ALGO_AUTO) /* the plain entry point, as users call it */
         return xchg_alltoallv(sb, sc, sd, st, rb, rc, rd, rt, comm);
     return xchg_alltoallv_algo(a, sb, sc, sd, st, rb, rc, rd, rt, comm);
@@ -168,8 +209,13 @@ int main(int argc, char **argv)
     int P;
     MPI_Comm_size(MPI_COMM_WORLD, &P);
 
-    if (argc > 1) {
-        for (int i = 1; i < argc; i++)
+    int first = 1;
+    if (argc > 1 && !strcmp(argv[1], "--nonblocking")) {
+        nonblocking = 1;
+        first = 2;
+    }
+    if (argc > first) {
+        for (int i = first; i < argc; i++)
             test_algo(argv[i]);
     } else {
         for (int i = 0; i < xchg_algo_count(); i++)
@@ -177,7 +223,8 @@ int main(int argc, char **argv)
         test_algo("auto");
     }
     if (world_rank == 0)
-        printf("test_alltoallv on %d ranks: %d passed, %d failed\n", P, npass, nfail);
+        printf("test_alltoallv%s on %d ranks: %d passed, %d failed\n",
+               nonblocking ? " --nonblocking" : "", P, npass, nfail);
     MPI_Finalize();
     return nfail ? 1 : 0;
 }

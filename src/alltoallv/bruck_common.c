@@ -102,7 +102,7 @@ void xchg_bruck_drain(size_t bytes, int peer, MPI_Comm comm)
      * MPI_COMM_WORLD's handler, MPI_Recv on comm's (which returns). */
     int pieces = (bytes / XCHG_BRUCK_CHUNK ? 1 : 0) + (bytes % XCHG_BRUCK_CHUNK ? 1 : 0);
     for (int k = 0; k < pieces; k++)
-        MPI_Recv(bruck_sink, 0, MPI_BYTE, peer, XCHG_TAG_BRUCK, comm, MPI_STATUS_IGNORE);
+        xchg_mpi_recv(bruck_sink, 0, MPI_BYTE, peer, XCHG_TAG_BRUCK, comm, MPI_STATUS_IGNORE);
 }
 
 int xchg_padded_pack_slot(const xchg_call *c, int peer, char *slot)
@@ -144,7 +144,7 @@ int xchg_padded_agree(xchg_call *c, size_t per_block, size_t extra, const char *
         all[0] = c->padded_max_block;
         all[1] = UINT64_MAX - c->padded_budget;
     } else {
-        err = MPI_Allreduce(mine, all, 3, MPI_UINT64_T, MPI_MAX, c->comm);
+        err = xchg_mpi_allreduce(mine, all, 3, MPI_UINT64_T, MPI_MAX, c->comm);
         if (err == MPI_SUCCESS)
             err = xchg_agree_result(c->rank, c->size, c->arg_err, (int64_t)all[2], who);
     }

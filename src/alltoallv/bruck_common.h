@@ -45,7 +45,7 @@ int xchg_bruck_post(void *buf, size_t bytes, int peer, int is_send, MPI_Comm com
  * xchg_bruck_post (blocking; for a rank that has no room left). */
 void xchg_bruck_drain(size_t bytes, int peer, MPI_Comm comm);
 
-/* The padded algorithms' collective agreement: one MPI_Allreduce(MAX) of the
+/* The padded algorithms' collective agreement: one xchg_mpi_allreduce(MAX) of the
  * largest packed send block and of the tightest temporary-memory budget.
  * Returns in *B the global largest block. If `per_block` x *B plus `extra`
  * bytes exceed any rank's budget (XCHG_MAX_TEMP_BYTES less what it already

@@ -2,7 +2,7 @@
  * bruck_padded.c - "bruck_padded": Bruck's algorithm on blocks padded to
  * the largest.
  *
- * One MPI_Allreduce(MAX) finds the largest packed block B; every block is
+ * One xchg_mpi_allreduce(MAX) finds the largest packed block B; every block is
  * packed into a slot of B+8 bytes, headed by its real length (so the
  * receiver writes exactly what was sent and detects a block larger than
  * its receive count: MPI_ERR_TRUNCATE after the exchange), in rotated order (slot i holds the block for

@@ -236,7 +236,7 @@ int xchg_alltoallv_grid(xchg_call *c)
             MPI_Error_class(myerr, &cls);
         long long v = myerr != MPI_SUCCESS ? (long long)me * 4096 + (cls & 4095)
                                            : (long long)P * 4096, all = 0;
-        if ((err = MPI_Allreduce(&v, &all, 1, MPI_LONG_LONG, MPI_MIN, c->comm)) !=
+        if ((err = xchg_mpi_allreduce(&v, &all, 1, MPI_LONG_LONG, MPI_MIN, c->comm)) !=
             MPI_SUCCESS)
             goto out;
         if (all < (long long)P * 4096) {
@@ -353,7 +353,7 @@ int xchg_alltoallv_grid(xchg_call *c)
     for (int j = 0; j < K && err == MPI_SUCCESS && drop; j++)
         if (dtot[j] > 0) {
             static char sink[1];
-            MPI_Recv(sink, 0, MPI_BYTE, j * C + myc, TAG_DATA2, c->comm, MPI_STATUS_IGNORE);
+            xchg_mpi_recv(sink, 0, MPI_BYTE, j * C + myc, TAG_DATA2, c->comm, MPI_STATUS_IGNORE);
         }
     err = phase_wait(c, req, &nr, err);
     if (err == MPI_SUCCESS)

@@ -163,9 +163,9 @@ static int hier_build(xchg_call *c, long rpn, hier_state **out)
     int *lead = tmp, *nid = tmp + P, *cur = tmp + 2 * P;
     int myleader = me;
     if (rc == MPI_SUCCESS)
-        rc = MPI_Bcast(&myleader, 1, MPI_INT, 0, h->node);
+        rc = xchg_mpi_bcast(&myleader, 1, MPI_INT, 0, h->node);
     if (rc == MPI_SUCCESS)
-        rc = MPI_Allgather(&myleader, 1, MPI_INT, lead, 1, MPI_INT, c->comm);
+        rc = xchg_mpi_allgather(&myleader, 1, MPI_INT, lead, 1, MPI_INT, c->comm);
     if (rc == MPI_SUCCESS) {
         /* Node numbers follow the leaders' ranks, as in the leaders' comm. */
         int n = 0;
@@ -280,7 +280,7 @@ int xchg_alltoallv_hierarchical(xchg_call *c)
     MPI_Aint *sdisp = abk, *rdisp = abk ? abk + (size_t)N * L : NULL;
     int *slen = len, *rlen = len ? len + (size_t)N * L : NULL;
 
-    if ((err = MPI_Gather(mh, H, MPI_INT64_T, lh, H, MPI_INT64_T, 0, h->node)) != MPI_SUCCESS)
+    if ((err = xchg_mpi_gather(mh, H, MPI_INT64_T, lh, H, MPI_INT64_T, 0, h->node)) != MPI_SUCCESS)
         goto out;
 
     /* ---- 2. leaders: allocate node buffers, exchange sizes and flags ---- */
@@ -403,7 +403,7 @@ int xchg_alltoallv_hierarchical(xchg_call *c)
     }
 
     /* ---- 3. members learn their incoming sizes and the verdict ---- */
-    if ((err = MPI_Scatter(sh, H, MPI_INT64_T, mh, H, MPI_INT64_T, 0, h->node)) != MPI_SUCCESS)
+    if ((err = xchg_mpi_scatter(sh, H, MPI_INT64_T, mh, H, MPI_INT64_T, 0, h->node)) != MPI_SUCCESS)
         goto out;
     if (mh[P + 1]) {
         err = myerr != MPI_SUCCESS
@@ -525,7 +525,7 @@ int xchg_alltoallv_hierarchical(xchg_call *c)
                     t += rp[2 + q];
                 rp += 2 + (size_t)LM * L;
                 if (t > 0)
-                    MPI_Recv(sink, 0, MPI_BYTE, M, XCHG_TAG_HIER, h->leaders,
+                    xchg_mpi_recv(sink, 0, MPI_BYTE, M, XCHG_TAG_HIER, h->leaders,
                              MPI_STATUS_IGNORE);
             }
         }

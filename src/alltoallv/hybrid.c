@@ -64,7 +64,7 @@ static void cancel_recv(MPI_Request *r)
     if (*r == MPI_REQUEST_NULL)
         return;
     MPI_Cancel(r);
-    MPI_Wait(r, MPI_STATUS_IGNORE);
+    xchg_mpi_wait(r, MPI_STATUS_IGNORE);
 }
 
 int xchg_alltoallv_hybrid(xchg_call *c)
@@ -146,7 +146,7 @@ int xchg_alltoallv_hybrid(xchg_call *c)
         if (rreq[src] == MPI_REQUEST_NULL) {
             /* room up to T, yet sent directly: it cannot fit; drain it (a
              * truncated zero-count receive, reported on our communicator) */
-            MPI_Recv(sink, 0, MPI_BYTE, src, tag, c->comm, MPI_STATUS_IGNORE);
+            xchg_mpi_recv(sink, 0, MPI_BYTE, src, tag, c->comm, MPI_STATUS_IGNORE);
         }
         if (err == MPI_SUCCESS && b > cap)
             err = xchg_error_code(MPI_ERR_TRUNCATE, "hybrid: rank %d receives %zu bytes from "

@@ -136,7 +136,7 @@ static int linear_pinit(xchg_call *c, void **plan)
     if (sizes) {
         for (int j = 0; j < P; j++)
             sizes[j] = (int64_t)c->sendcounts[j] * c->st.size;
-        err = MPI_Alltoall(sizes, 1, MPI_INT64_T, sizes + P, 1, MPI_INT64_T, c->comm);
+        err = xchg_mpi_alltoall(sizes, 1, MPI_INT64_T, sizes + P, 1, MPI_INT64_T, c->comm);
     } else { /* 16 P bytes: nothing sensible is left to take part with */
         err = xchg_error_code(MPI_ERR_NO_MEM, "linear: out of memory for the plan");
     }
@@ -209,7 +209,7 @@ static int linear_drain(xchg_call *c, linear_plan *lp)
     int err = MPI_SUCCESS;
     for (int k = 0; k < lp->ntrunc; k++) {
         int src = lp->trunc_src[k];
-        MPI_Recv(sink, 0, MPI_BYTE, src, XCHG_TAG_LINEAR, c->comm, MPI_STATUS_IGNORE);
+        xchg_mpi_recv(sink, 0, MPI_BYTE, src, XCHG_TAG_LINEAR, c->comm, MPI_STATUS_IGNORE);
         if (err == MPI_SUCCESS)
             err = xchg_error_code(MPI_ERR_TRUNCATE, "linear: rank %d receives %lld bytes "
                                   "from rank %d but recvcounts[%d] holds only %lld",
@@ -223,7 +223,7 @@ static int linear_pwait(xchg_call *c, void *p)
 {
     linear_plan *lp = p;
     int derr = linear_drain(c, lp);
-    int err = MPI_Waitall(lp->n, lp->req, MPI_STATUSES_IGNORE);
+    int err = xchg_mpi_waitall(lp->n, lp->req, MPI_STATUSES_IGNORE);
     return derr != MPI_SUCCESS ? derr : err;
 }
 

@@ -97,7 +97,7 @@ int xchg_alltoallv_mpich_model(xchg_call *c)
                 first = rc;
             n++;
         }
-        int rc = batch_error(MPI_Waitall(n, req, st), n, st);
+        int rc = batch_error(xchg_mpi_waitall(n, req, st), n, st);
         if (rc != MPI_SUCCESS && first == MPI_SUCCESS)
             first = rc;
     }

@@ -58,7 +58,7 @@ static int ompi_pairwise(xchg_call *c)
     int first = xchg_self_copy(c); /* step 0; the other steps run regardless */
     for (int s = 1; s < P; s++) {
         int dst = (me + s) % P, src = (me - s + P) % P;
-        int rc = MPI_Sendrecv(xchg_block_addr(c->sendbuf, c->sdispls[dst], &c->st),
+        int rc = xchg_mpi_sendrecv(xchg_block_addr(c->sendbuf, c->sdispls[dst], &c->st),
                               c->sendcounts[dst], c->st.type, dst, XCHG_TAG_OMPI_MODEL,
                               xchg_block_addr(c->recvbuf, c->rdispls[src], &c->rt),
                               c->recvcounts[src], c->rt.type, src, XCHG_TAG_OMPI_MODEL,
@@ -104,7 +104,7 @@ static int ompi_basic_linear(xchg_call *c)
         if (rc != MPI_SUCCESS && first == MPI_SUCCESS)
             first = rc;
     }
-    int rc = MPI_Waitall(n, req, st);
+    int rc = xchg_mpi_waitall(n, req, st);
     if (rc == MPI_ERR_IN_STATUS)
         for (int k = 0; k < n; k++)
             if (st[k].MPI_ERROR != MPI_SUCCESS && st[k].MPI_ERROR != MPI_ERR_PENDING) {

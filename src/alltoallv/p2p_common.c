@@ -21,7 +21,7 @@ int xchg_p2p_recv_probed(xchg_call *c, int src, int tag, MPI_Request *req, const
         /* A blocking receive reports truncation on its own communicator
          * and consumes the message (MPICH 4.0.2, Open MPI 4.1.4): no
          * probe needed. */
-        int err = MPI_Recv(dst, c->recvcounts[src], c->rt.type, src, tag, c->comm, &st);
+        int err = xchg_mpi_recv(dst, c->recvcounts[src], c->rt.type, src, tag, c->comm, &st);
         int cls = MPI_SUCCESS;
         if (err != MPI_SUCCESS)
             MPI_Error_class(err, &cls);
@@ -31,7 +31,7 @@ int xchg_p2p_recv_probed(xchg_call *c, int src, int tag, MPI_Request *req, const
                                    c->rank, (long long)room, src, src);
         return err;
     }
-    int err = MPI_Probe(src, tag, c->comm, &st);
+    int err = xchg_mpi_probe(src, tag, c->comm, &st);
     if (err != MPI_SUCCESS)
         return err;
     MPI_Count bytes = 0;
@@ -50,14 +50,14 @@ int xchg_p2p_recv_probed(xchg_call *c, int src, int tag, MPI_Request *req, const
     if (bytes > room) {
         /* The one message from src with this tag: nothing else of this call
          * can match first, so the zero-count receive drains exactly it. */
-        MPI_Recv(p2p_sink, 0, MPI_BYTE, src, tag, c->comm, MPI_STATUS_IGNORE);
+        xchg_mpi_recv(p2p_sink, 0, MPI_BYTE, src, tag, c->comm, MPI_STATUS_IGNORE);
         return xchg_error_code(MPI_ERR_TRUNCATE, "%s: rank %d receives %lld bytes from rank "
                                "%d but recvcounts[%d] holds only %lld", who, c->rank,
                                (long long)bytes, src, src, (long long)room);
     }
     if (req)
         return MPI_Irecv(dst, c->recvcounts[src], c->rt.type, src, tag, c->comm, req);
-    return MPI_Recv(dst, c->recvcounts[src], c->rt.type, src, tag, c->comm, MPI_STATUS_IGNORE);
+    return xchg_mpi_recv(dst, c->recvcounts[src], c->rt.type, src, tag, c->comm, MPI_STATUS_IGNORE);
 }
 
 void *xchg_p2p_alloc_small(xchg_call *c, size_t bytes, const char *what, int *err)
@@ -91,38 +91,12 @@ void *xchg_p2p_alloc_small(xchg_call *c, size_t bytes, const char *what, int *er
  * calls, and an error of the caller's own on MPI_COMM_WORLD in another
  * thread during the wait returns its code instead of calling the handler.
  */
-#if defined(MPICH_VERSION) && !defined(XCHG_SMPI)
-#include <pthread.h>
-#define P2P_SWAP_WORLD_HANDLER 1
-static pthread_mutex_t swap_lock = PTHREAD_MUTEX_INITIALIZER;
-static int swap_depth;
-static MPI_Errhandler swap_saved = MPI_ERRHANDLER_NULL;
-#endif
-
-static void world_handler_returning(int on)
-{
-#ifdef P2P_SWAP_WORLD_HANDLER
-    pthread_mutex_lock(&swap_lock);
-    if (on && swap_depth++ == 0) {
-        if (MPI_Comm_get_errhandler(MPI_COMM_WORLD, &swap_saved) == MPI_SUCCESS)
-            MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-        else
-            swap_saved = MPI_ERRHANDLER_NULL;
-    } else if (!on && --swap_depth == 0 && swap_saved != MPI_ERRHANDLER_NULL) {
-        MPI_Comm_set_errhandler(MPI_COMM_WORLD, swap_saved);
-        MPI_Errhandler_free(&swap_saved);
-        swap_saved = MPI_ERRHANDLER_NULL;
-    }
-    pthread_mutex_unlock(&swap_lock);
-#else
-    (void)on;
-#endif
-}
+/* (the swap itself: xchg_world_errors_return, src/sched/block.c) */
 
 int xchg_p2p_wait_posted(xchg_call *c, int n, MPI_Request req[], int *bad)
 {
     *bad = -1;
-    world_handler_returning(1);
+    xchg_world_errors_return(1);
     /* auto's refresh progresses here (select.c). On an error the failed
      * request is known by its index (the refresh's MPI_Waitany) or by
      * its status (MPI_Waitall: MPI_ERR_IN_STATUS); MPI frees failed
@@ -150,7 +124,7 @@ int xchg_p2p_wait_posted(xchg_call *c, int n, MPI_Request req[], int *bad)
             }
             if (!pending)
                 break;
-            int e = MPI_Waitall(n, req, st ? st : MPI_STATUSES_IGNORE);
+            int e = xchg_mpi_waitall(n, req, st ? st : MPI_STATUSES_IGNORE);
             if (e == MPI_SUCCESS)
                 break;
             MPI_Error_class(e, &cls);
@@ -165,6 +139,6 @@ int xchg_p2p_wait_posted(xchg_call *c, int n, MPI_Request req[], int *bad)
             rc = first;
     }
     free(st);
-    world_handler_returning(0);
+    xchg_world_errors_return(0);
     return rc;
 }

@@ -2,7 +2,7 @@
  * padded_alltoall.c - "padded_alltoall": pad every block to the largest,
  * then one MPI_Alltoall.
  *
- * One MPI_Allreduce(MAX) finds the largest packed block B (bytes) of any
+ * One xchg_mpi_allreduce(MAX) finds the largest packed block B (bytes) of any
  * rank to any rank; every block is packed at the start of its B-byte slot,
  * one MPI_Alltoall of B+8 bytes per pair moves them all, each slot headed
  * by the real length of its block, and each receiver unpacks exactly that
@@ -52,7 +52,7 @@ int xchg_alltoallv_padded_alltoall(xchg_call *c)
         if (perr == MPI_SUCCESS)
             perr = e;
     }
-    err = MPI_Alltoall(sbuf, (int)S, MPI_BYTE, rbuf, (int)S, MPI_BYTE, c->comm);
+    err = xchg_mpi_alltoall(sbuf, (int)S, MPI_BYTE, rbuf, (int)S, MPI_BYTE, c->comm);
     /* Every block is delivered that can be; the first error is returned. */
     for (int j = 0; j < P && err == MPI_SUCCESS; j++) {
         int e = xchg_padded_unpack_slot(c, j, rbuf + (size_t)j * S, S, who);

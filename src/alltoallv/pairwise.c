@@ -32,7 +32,7 @@ int xchg_alltoallv_pairwise(xchg_call *c)
             if (e == MPI_SUCCESS)
                 e = re;
         }
-        int we = MPI_Wait(&sreq, MPI_STATUS_IGNORE);
+        int we = xchg_mpi_wait(&sreq, MPI_STATUS_IGNORE);
         if (e == MPI_SUCCESS)
             e = we;
         if (err == MPI_SUCCESS)

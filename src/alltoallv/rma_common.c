@@ -15,7 +15,7 @@ int xchg_rma_agree(xchg_call *c, int rc, const char *what)
     int bad = 0, anybad = 0;
     if (rc != MPI_SUCCESS && (MPI_Error_class(rc, &bad) != MPI_SUCCESS || bad <= 0))
         bad = MPI_ERR_OTHER;
-    int arc = MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, c->comm);
+    int arc = xchg_mpi_allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, c->comm);
     if (arc != MPI_SUCCESS)
         return arc;
     if (anybad && rc == MPI_SUCCESS)
@@ -102,7 +102,7 @@ int xchg_rma_setup(xchg_call *c, xchg_rma *w, int no_locks)
         sendinfo[3 * j + 1] = rb;
         sendinfo[3 * j + 2] = sb;
     }
-    rc = MPI_Alltoall(sendinfo, 3, MPI_INT64_T, recvinfo, 3, MPI_INT64_T, c->comm);
+    rc = xchg_mpi_alltoall(sendinfo, 3, MPI_INT64_T, recvinfo, 3, MPI_INT64_T, c->comm);
     if (rc != MPI_SUCCESS) {
         release(c, w);
         return rc;

@@ -158,7 +158,7 @@ static int progress(xchg_call *c, lock_plan *lp, int blocking)
     int n = 0;
     if (lp->handled == lp->nt)
         return MPI_SUCCESS;
-    int rc = blocking ? MPI_Waitsome(lp->nt, lp->rdy_in, &n, lp->idx, MPI_STATUSES_IGNORE)
+    int rc = blocking ? xchg_mpi_waitsome(lp->nt, lp->rdy_in, &n, lp->idx, MPI_STATUSES_IGNORE)
                       : MPI_Testsome(lp->nt, lp->rdy_in, &n, lp->idx, MPI_STATUSES_IGNORE);
     if (rc != MPI_SUCCESS || n == MPI_UNDEFINED || n == 0)
         return rc;
@@ -203,7 +203,7 @@ static int lock_wait(xchg_call *c, void *p)
         rc = progress(c, lp, 1);
     /* rdy_in..done_in are contiguous: 2(nt+no) requests, all started */
     if (rc == MPI_SUCCESS)
-        rc = MPI_Waitall(2 * (lp->nt + lp->no), lp->rdy_in, MPI_STATUSES_IGNORE);
+        rc = xchg_mpi_waitall(2 * (lp->nt + lp->no), lp->rdy_in, MPI_STATUSES_IGNORE);
     if (rc == MPI_SUCCESS)
         rc = finish(c, lp);
     return rc;

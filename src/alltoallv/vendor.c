@@ -15,8 +15,14 @@
 
 int xchg_alltoallv_vendor(xchg_call *c)
 {
-    return PMPI_Alltoallv(c->sendbuf, c->sendcounts, c->sdispls, c->st.type,
-                          c->recvbuf, c->recvcounts, c->rdispls, c->rt.type, c->comm);
+    if (!xchg_coro_inside())
+        return PMPI_Alltoallv(c->sendbuf, c->sendcounts, c->sdispls, c->st.type,
+                              c->recvbuf, c->recvcounts, c->rdispls, c->rt.type, c->comm);
+    /* nonblocking exchange: the library's MPI_Ialltoallv, tested */
+    MPI_Request r;
+    int rc = PMPI_Ialltoallv(c->sendbuf, c->sendcounts, c->sdispls, c->st.type, c->recvbuf,
+                             c->recvcounts, c->rdispls, c->rt.type, c->comm, &r);
+    return rc != MPI_SUCCESS ? rc : xchg_mpi_wait(&r, MPI_STATUS_IGNORE);
 }
 
 typedef struct vendor_plan {
@@ -59,7 +65,7 @@ static int vendor_pstart(xchg_call *c, void *p)
 static int vendor_pwait(xchg_call *c, void *p)
 {
     (void)c;
-    return MPI_Wait(&((vendor_plan *)p)->req, MPI_STATUS_IGNORE);
+    return xchg_mpi_wait(&((vendor_plan *)p)->req, MPI_STATUS_IGNORE);
 }
 
 static int vendor_ptest(xchg_call *c, void *p, int *flag)

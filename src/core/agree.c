@@ -59,7 +59,7 @@ int xchg_agree_result(int rank, int size, int local_err, int64_t all, const char
 int xchg_agree_errors(MPI_Comm pcomm, int rank, int size, int local_err, const char *who)
 {
     int64_t v = xchg_agree_flag(rank, size, local_err), all = 0;
-    int rc = MPI_Allreduce(&v, &all, 1, MPI_INT64_T, MPI_MAX, pcomm);
+    int rc = xchg_mpi_allreduce(&v, &all, 1, MPI_INT64_T, MPI_MAX, pcomm);
     if (rc != MPI_SUCCESS)
         return local_err != MPI_SUCCESS ? local_err : rc;
     return xchg_agree_result(rank, size, local_err, all, who);
@@ -84,7 +84,7 @@ int xchg_check_mode(xchg_call *c, int local_err)
         err = local_err;
     for (int j = 0; j < P; j++)
         sent[j] = err == MPI_SUCCESS ? (int64_t)c->sendcounts[j] * c->st.size : 0;
-    int rc = MPI_Alltoall(sent, 1, MPI_INT64_T, got, 1, MPI_INT64_T, c->comm);
+    int rc = xchg_mpi_alltoall(sent, 1, MPI_INT64_T, got, 1, MPI_INT64_T, c->comm);
 
     /* The worst finding of this rank: key = kind << 56 | class << 40 | (P - rank)
      * under MPI_MAX, so the worst kind wins, then the lowest rank. */
@@ -113,10 +113,10 @@ int xchg_check_mode(xchg_call *c, int local_err)
     }
     int64_t all = 0;
     if (rc == MPI_SUCCESS)
-        rc = MPI_Allreduce(&key, &all, 1, MPI_INT64_T, MPI_MAX, c->comm);
+        rc = xchg_mpi_allreduce(&key, &all, 1, MPI_INT64_T, MPI_MAX, c->comm);
     int from = P - (int)(all & 0xffffffffff), cls = (int)((all >> 40) & 0xffff);
     if (rc == MPI_SUCCESS && all && (all >> 56) != FOUND_ARG)
-        rc = MPI_Bcast(detail, 4, MPI_INT64_T, from, c->comm);
+        rc = xchg_mpi_bcast(detail, 4, MPI_INT64_T, from, c->comm);
     if (counted)
         xchg_temp_free(c, sent, bytes);
     else

@@ -216,23 +216,18 @@ static int run_failed(xchg_call *c, xchg_algo algo, int algo_known)
     return rc == MPI_SUCCESS ? c->arg_err : rc;
 }
 
-int xchg_alltoallv_run(xchg_algo algo, int from_env, int pre_err, const void *sendbuf,
-                       const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
-                       void *recvbuf, const int recvcounts[], const int rdispls[],
-                       MPI_Datatype recvtype, MPI_Comm comm)
+int xchg_alltoallv_body(const xchg_a2av_args *a)
 {
-    int mpi_rc = xchg_mpi_check(comm); /* first: the running MPI is ours */
-    if (mpi_rc != MPI_SUCCESS)
-        return mpi_rc;
-    /* Without a valid communicator nothing can be agreed. */
-    int P = 0, rc = xchg_check_comm(comm, &P);
-    if (rc != MPI_SUCCESS)
-        return xchg_raise(comm, rc);
-    /* The state first (collective on first use), so that a rank with bad
-     * arguments still takes part in everything collective. */
-    xchg_comm_state *cs;
-    if ((rc = xchg_comm_state_get(comm, &cs)) != MPI_SUCCESS)
-        return xchg_raise(comm, rc);
+    xchg_algo algo = a->algo;
+    const int from_env = a->from_env, pre_err = a->pre_err;
+    const void *sendbuf = a->sendbuf;
+    const int *sendcounts = a->sendcounts, *sdispls = a->sdispls;
+    MPI_Datatype sendtype = a->sendtype, recvtype = a->recvtype;
+    void *recvbuf = a->recvbuf;
+    const int *recvcounts = a->recvcounts, *rdispls = a->rdispls;
+    MPI_Comm comm = a->comm;
+    xchg_comm_state *cs = a->cs;
+    int rc;
 
     xchg_call c;
     memset(&c, 0, sizeof c);
@@ -268,7 +263,7 @@ int xchg_alltoallv_run(xchg_algo algo, int from_env, int pre_err, const void *se
         int rrc = xchg_record_call(cs, in_place ? recvcounts : sendcounts,
                                    in_place ? c.rt.size : c.st.size, rc, 1, &shape);
         if (rc == MPI_SUCCESS && rrc != MPI_SUCCESS)
-            return xchg_raise(comm, rrc);
+            return rrc;
     }
     if (rc != MPI_SUCCESS) {
         /* An unknown XCHG_ALLTOALLV_ALGO is agreed, so it fails on every
@@ -278,7 +273,7 @@ int xchg_alltoallv_run(xchg_algo algo, int from_env, int pre_err, const void *se
             c.arg_err = rc;
             rc = run_failed(&c, algo, algo_rc == MPI_SUCCESS);
         }
-        return xchg_raise(comm, rc); /* not counted in the stats, as before */
+        return rc; /* not counted in the stats, as before */
     }
 
     void *inplace = NULL;
@@ -288,7 +283,7 @@ int xchg_alltoallv_run(xchg_algo algo, int from_env, int pre_err, const void *se
     if (cs->settings.check)
         rc = xchg_check_mode(&c, rc); /* agrees on the in-place copy's failure too */
     else if (rc != MPI_SUCCESS)
-        return xchg_raise(comm, rc);
+        return rc;
 
     int automatic = algo == XCHG_ALGO_AUTO;
     if (rc == MPI_SUCCESS && automatic)
@@ -309,7 +304,33 @@ int xchg_alltoallv_run(xchg_algo algo, int from_env, int pre_err, const void *se
     cs->last.temp_bytes = c.temp_peak;
     cs->last.calls = cs->calls;
     cs->last.passed_to_mpi = 0;
-    return xchg_raise(comm, rc);
+    return rc;
+}
+
+
+int xchg_alltoallv_run(xchg_algo algo, int from_env, int pre_err, const void *sendbuf,
+                       const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                       void *recvbuf, const int recvcounts[], const int rdispls[],
+                       MPI_Datatype recvtype, MPI_Comm comm)
+{
+    int mpi_rc = xchg_mpi_check(comm); /* first: the running MPI is ours */
+    if (mpi_rc != MPI_SUCCESS)
+        return mpi_rc;
+    /* Without a valid communicator nothing can be agreed. */
+    int P = 0, rc = xchg_check_comm(comm, &P);
+    if (rc != MPI_SUCCESS)
+        return xchg_raise(comm, rc);
+    /* The state first (collective on first use), so that a rank with bad
+     * arguments still takes part in everything collective. */
+    xchg_comm_state *cs;
+    if ((rc = xchg_comm_state_get(comm, &cs)) != MPI_SUCCESS)
+        return xchg_raise(comm, rc);
+
+    xchg_nb_drain(cs); /* nonblocking exchanges started before this call */
+    xchg_a2av_args args = {algo,      from_env, pre_err,   sendbuf,  sendcounts,
+                           sdispls,   sendtype, recvbuf,   recvcounts, rdispls,
+                           recvtype,  comm,     cs};
+    return xchg_raise(comm, xchg_alltoallv_body(&args));
 }
 
 int xchg_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],

@@ -154,6 +154,7 @@ static int run_c(xchg_algo algo, int from_env, const void *sendbuf,
         rc = xchg_comm_state_get(comm, &cs);
     if (rc != MPI_SUCCESS)
         return xchg_raise(comm, rc);
+    xchg_nb_drain(cs); /* nonblocking exchanges started before */
     converted cv;
     convert(sendbuf, sendcounts, sdispls, recvcounts, rdispls, cs->size, &cv);
     int any_unfit = 0, who = -1;
@@ -200,6 +201,7 @@ static int init_c(xchg_algo algo, int from_env, const void *sendbuf,
         rc = xchg_comm_state_get(comm, &cs);
     if (rc != MPI_SUCCESS)
         return xchg_raise(comm, rc);
+    xchg_nb_drain(cs); /* nonblocking exchanges started before */
     converted cv;
     convert(sendbuf, sendcounts, sdispls, recvcounts, rdispls, cs->size, &cv);
     int any_unfit = 0, who = -1;

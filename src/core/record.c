@@ -227,7 +227,7 @@ int xchg_record_call(xchg_comm_state *cs, const int counts[], int type_size, int
         v[0] = mix(h1 ^ mix((uint64_t)me));
         v[1] = mix(h2 + 0x9e3779b97f4a7c15ull * (uint64_t)(me + 1));
     }
-    int err = MPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_UINT64_T, MPI_SUM, cs->pcomm);
+    int err = xchg_mpi_allreduce(MPI_IN_PLACE, v, 3, MPI_UINT64_T, MPI_SUM, cs->pcomm);
     if (err != MPI_SUCCESS || v[2] != 0) {
         free(row);
         return err;
@@ -258,9 +258,9 @@ int xchg_record_call(xchg_comm_state *cs, const int counts[], int type_size, int
         all = malloc(sizeof(int64_t) * (size_t)P * (size_t)P);
         ok = all != NULL;
     }
-    err = P > 1 ? MPI_Bcast(&ok, 1, MPI_INT, 0, cs->pcomm) : MPI_SUCCESS;
+    err = P > 1 ? xchg_mpi_bcast(&ok, 1, MPI_INT, 0, cs->pcomm) : MPI_SUCCESS;
     if (err == MPI_SUCCESS && ok)
-        err = MPI_Gather(row, P, MPI_INT64_T, all, P, MPI_INT64_T, 0, cs->pcomm);
+        err = xchg_mpi_gather(row, P, MPI_INT64_T, all, P, MPI_INT64_T, 0, cs->pcomm);
     free(row);
     if (err != MPI_SUCCESS || !ok) {
         free(all);

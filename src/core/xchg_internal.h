@@ -89,6 +89,8 @@ typedef struct xchg_settings {
  * values on stderr. */
 int xchg_settings_agree(MPI_Comm comm, xchg_settings *s);
 
+typedef struct xchg_nb xchg_nb; /* a nonblocking exchange (src/sched/nonblocking.c) */
+
 /* Library state cached on a caller's communicator (attribute value). */
 typedef struct xchg_comm_state {
     MPI_Comm pcomm;        /* private duplicate: all library traffic */
@@ -100,6 +102,7 @@ typedef struct xchg_comm_state {
                               (NULL: unknown, every other rank counts as off-node) */
     unsigned long calls;   /* collective xchg calls so far, same on all ranks */
     unsigned long hybrid_calls; /* of them, runs of hybrid (its tag parity) */
+    xchg_nb *nb_head, *nb_tail; /* nonblocking exchanges queued here, in start order */
     xchg_stats last;       /* what the last call did */
     void *ext[XCHG_EXT_COUNT];
     void (*ext_free[XCHG_EXT_COUNT])(void *);
@@ -279,6 +282,53 @@ int xchg_select_finish(xchg_call *c);
 void xchg_select_abandon(xchg_call *c);
 int xchg_select_alltoallv_now(xchg_call *c, xchg_algo *chosen);
 
+/* Nonblocking exchanges (src/sched/nonblocking.c): fn(arg) runs as a
+ * coroutine once the exchanges started before it on cs are complete;
+ * started at once as far as it goes. xchg_nb_test and xchg_nb_wait
+ * progress every queue; the result is fn's return value. xchg_nb_free
+ * only once done. xchg_nb_drain completes everything queued on cs: every
+ * other entry point that uses cs->pcomm calls it first. */
+int xchg_nb_start(xchg_comm_state *cs, int (*fn)(void *), void *arg, xchg_nb **out);
+int xchg_nb_test(xchg_nb *nb, int *done);
+int xchg_nb_wait(xchg_nb *nb);
+void xchg_nb_free(xchg_nb *nb);
+void xchg_nb_drain(xchg_comm_state *cs);
+
+/* The blocking MPI calls of the algorithms (src/sched/block.c): outside a
+ * coroutine the MPI call of the same name and signature; inside one (a
+ * nonblocking exchange) its nonblocking form, tested with yields between.
+ * Algorithms call these, never the blocking MPI forms, so that one
+ * implementation serves the blocking and the nonblocking exchange. */
+int xchg_mpi_wait(MPI_Request *req, MPI_Status *st);
+int xchg_mpi_waitall(int n, MPI_Request req[], MPI_Status st[]);
+int xchg_mpi_waitany(int n, MPI_Request req[], int *index, MPI_Status *st);
+int xchg_mpi_waitsome(int n, MPI_Request req[], int *outcount, int idx[], MPI_Status st[]);
+int xchg_mpi_recv(void *buf, int count, MPI_Datatype type, int src, int tag, MPI_Comm comm,
+                  MPI_Status *st);
+int xchg_mpi_probe(int src, int tag, MPI_Comm comm, MPI_Status *st);
+int xchg_mpi_sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dst, int stag,
+                      void *rbuf, int rcount, MPI_Datatype rtype, int src, int rtag,
+                      MPI_Comm comm, MPI_Status *st);
+int xchg_mpi_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
+                       MPI_Comm comm);
+int xchg_mpi_alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                      int rcount, MPI_Datatype rtype, MPI_Comm comm);
+int xchg_mpi_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm);
+int xchg_mpi_allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                       int rcount, MPI_Datatype rtype, MPI_Comm comm);
+int xchg_mpi_gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                    MPI_Datatype rtype, int root, MPI_Comm comm);
+int xchg_mpi_scatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                     MPI_Datatype rtype, int root, MPI_Comm comm);
+/* Under MPICH (which raises completion errors of MPI_Wait and MPI_Test on
+ * MPI_COMM_WORLD's handler): MPI_COMM_WORLD's handler returns between
+ * xchg_world_errors_return(1) and (0); nestable, thread-safe. Elsewhere a
+ * no-op. */
+void xchg_world_errors_return(int on);
+/* Whether the caller runs in a nonblocking exchange's coroutine
+ * (src/sched/coro.h). */
+int xchg_coro_inside(void);
+
 /* MPI_Waitall for algorithms: while an automatic choice's refresh is in
  * flight it polls (MPI_Testall) and progresses the refresh, so the
  * agreement overlaps the exchange; otherwise plain MPI_Waitall. */
@@ -348,11 +398,33 @@ int xchg_check_alltoallv_args(const void *sendbuf, const int sendcounts[],
  * decides, as for auto), also of the large-count entries once their arrays
  * are converted: pre_err is an argument error their conversion found
  * (MPI_SUCCESS if none), treated as one found by the checks here. */
+/* Everything of an xchg_alltoallv call after the communicator's state is
+ * known: checks, agreement, choice, the exchange, stats. Returns the code
+ * without raising it (the caller does, at the end of the call or in the
+ * completing xchg_wait/xchg_test of a nonblocking one). */
+typedef struct xchg_a2av_args {
+    xchg_algo algo;
+    int from_env, pre_err;
+    const void *sendbuf;
+    const int *sendcounts, *sdispls;
+    MPI_Datatype sendtype;
+    void *recvbuf;
+    const int *recvcounts, *rdispls;
+    MPI_Datatype recvtype;
+    MPI_Comm comm; /* the caller's */
+    xchg_comm_state *cs;
+} xchg_a2av_args;
+int xchg_alltoallv_body(const xchg_a2av_args *a);
 int xchg_alltoallv_run(xchg_algo algo, int from_env, int pre_err, const void *sendbuf,
                        const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                        void *recvbuf, const int recvcounts[], const int rdispls[],
                        MPI_Datatype recvtype, MPI_Comm comm);
 /* The same for xchg_alltoallv_init and _init_algo (persistent/request.c). */
+/* xchg_ialltoallv and _algo (persistent/request.c). */
+int xchg_ialltoallv_run(xchg_algo algo, int from_env, const void *sendbuf,
+                        const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                        void *recvbuf, const int recvcounts[], const int rdispls[],
+                        MPI_Datatype recvtype, MPI_Comm comm, xchg_request *req);
 int xchg_alltoallv_init_run(xchg_algo algo, int from_env, int pre_err, const void *sendbuf,
                             const int sendcounts[], const int sdispls[],
                             MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],

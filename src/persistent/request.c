@@ -41,6 +41,10 @@ struct xchg_request_s {
     int passed_to_mpi;           /* MPI's own request (mpi_req) does the work */
     MPI_Request mpi_req;
     void *mpi_arrays;            /* its copies of the large-count arrays */
+    xchg_nb *nb;                 /* the exchange running as a coroutine, if any */
+    int nonblocking;             /* made by xchg_ialltoallv: one exchange, no restart */
+    xchg_a2av_args args;         /* xchg_ialltoallv's call */
+    xchg_algo ran;               /* ... and the algorithm it ran */
 };
 
 static int type_keep(MPI_Datatype t, MPI_Datatype *out)
@@ -66,6 +70,7 @@ static void type_release(MPI_Datatype *t)
 
 static void request_destroy(struct xchg_request_s *r)
 {
+    xchg_nb_free(r->nb);
     if (r->passed_to_mpi && r->mpi_req != MPI_REQUEST_NULL)
         MPI_Request_free(&r->mpi_req);
     free(r->mpi_arrays);
@@ -108,6 +113,7 @@ int xchg_alltoallv_init_run(xchg_algo algo, int from_env, int pre_err, const voi
         rc = xchg_comm_state_get(comm, &cs);
     if (rc != MPI_SUCCESS)
         return xchg_raise(comm, rc);
+    xchg_nb_drain(cs); /* init is collective: after what was started before */
     int arg_err = pre_err != MPI_SUCCESS
                       ? pre_err
                       : xchg_check_alltoallv_args(sendbuf, sendcounts, sdispls, sendtype,
@@ -230,13 +236,47 @@ static int null_request(const char *fn)
 static int complete(struct xchg_request_s *r, int rc)
 {
     r->active = 0;
+    xchg_nb_free(r->nb);
+    r->nb = NULL;
     xchg_comm_state *cs = r->c.cs;
+    if (r->nonblocking) {
+        r->algo = xchg_registry_find(r->ran); /* the body recorded its stats */
+        return xchg_raise(error_comm(r), rc);
+    }
     cs->last.algo = r->algo->id;
     cs->last.sparse_algo = XCHG_SPARSE_INVALID;
     cs->last.temp_bytes = r->c.temp_peak;
     cs->last.calls = cs->calls;
     cs->last.passed_to_mpi = r->passed_to_mpi;
     return xchg_raise(error_comm(r), rc);
+}
+
+/* Whether an exchange of algo on cs runs blocking at its start rather than
+ * as a coroutine. Inside coroutines a blocking collective is unsafe: two
+ * exchanges on two communicators, each blocked in one, can wait for each
+ * other across ranks. So what has no nonblocking form runs at the start
+ * (after what is queued on cs), where every rank is at the same point of
+ * its program: the RMA algorithms (a window per call, fences, locks) and
+ * one-time setup (hierarchical's node communicators; the node map auto's
+ * model needs, made now if missing, after which auto runs nonblocking). */
+static int blocking_start(xchg_comm_state *cs, xchg_algo algo)
+{
+    if (algo == XCHG_ALGO_RMA_FENCE || algo == XCHG_ALGO_RMA_LOCK)
+        return 1;
+    if (algo == XCHG_ALGO_HIERARCHICAL && !cs->ext[XCHG_EXT_HIERARCHICAL])
+        return 1;
+    if (algo == XCHG_ALGO_AUTO && !cs->node_ready && cs->size >= cs->settings.auto_min_p) {
+        xchg_nb_drain(cs);
+        xchg_comm_node_map(cs); /* collective; a failure leaves it unknown */
+    }
+    return 0;
+}
+
+/* The generic path's exchange: the blocking algorithm, as a coroutine. */
+static int generic_run(void *p)
+{
+    struct xchg_request_s *r = p;
+    return r->algo->run(&r->c);
 }
 
 int xchg_start(xchg_request r)
@@ -247,7 +287,13 @@ int xchg_start(xchg_request r)
         return xchg_raise(error_comm(r), xchg_error_code(MPI_ERR_REQUEST, "xchg_start: the request "
                           "is already active (complete it with xchg_wait or xchg_test "
                           "first)"));
+    if (r->nonblocking)
+        return xchg_raise(error_comm(r), xchg_error_code(MPI_ERR_REQUEST, "xchg_start: the "
+                          "request was made by xchg_ialltoallv, not a persistent init: "
+                          "free it with xchg_request_free"));
     xchg_call *c = &r->c;
+    if (r->passed_to_mpi || r->algo->persist)
+        xchg_nb_drain(c->cs); /* they use the private communicator at once */
     if (r->passed_to_mpi) {
         c->cs->calls++;
         int rc = MPI_Start(&r->mpi_req);
@@ -275,7 +321,11 @@ int xchg_start(xchg_request r)
             r->algo->persist->wait(c, r->plan);
             return complete(r, rc);
         }
-    } else {
+    } else if (blocking_start(c->cs, r->algo->id) ||
+               xchg_nb_start(c->cs, generic_run, r, &r->nb) != MPI_SUCCESS) {
+        /* no memory for a coroutine: run it here, blocking (every rank
+         * takes part either way) */
+        xchg_nb_drain(c->cs);
         r->generic_rc = r->algo->run(c);
     }
     return MPI_SUCCESS;
@@ -289,6 +339,8 @@ int xchg_wait(xchg_request r)
         return xchg_raise(error_comm(r), xchg_error_code(MPI_ERR_REQUEST, "xchg_wait: the request "
                           "is not active (call xchg_start first)"));
     int rc = r->passed_to_mpi  ? MPI_Wait(&r->mpi_req, MPI_STATUS_IGNORE)
+             : r->nb            ? xchg_nb_wait(r->nb)
+             : r->nonblocking   ? r->generic_rc
              : r->algo->persist ? r->algo->persist->wait(&r->c, r->plan)
                                 : r->generic_rc;
     return complete(r, rc);
@@ -307,6 +359,10 @@ int xchg_test(xchg_request r, int *flag)
     int rc = MPI_SUCCESS, done = 1;
     if (r->passed_to_mpi) {
         rc = MPI_Test(&r->mpi_req, &done, MPI_STATUS_IGNORE);
+    } else if (r->nb) {
+        rc = xchg_nb_test(r->nb, &done);
+    } else if (r->nonblocking) {
+        rc = r->generic_rc;
     } else if (r->algo->persist) {
         rc = r->algo->persist->test(&r->c, r->plan, &done);
     } else {
@@ -331,8 +387,10 @@ int xchg_request_free(xchg_request *req)
     int rc = MPI_SUCCESS;
     if (r->passed_to_mpi)
         rc = MPI_Request_free(&r->mpi_req); /* MPI_REQUEST_NULL afterwards */
-    else if (r->algo->persist)
+    else if (!r->nonblocking && r->algo->persist) {
+        xchg_nb_drain(r->c.cs); /* the plan's free may be collective */
         rc = r->algo->persist->free(&r->c, r->plan);
+    }
     MPI_Comm comm = error_comm(r); /* before the state may go */
     request_destroy(r);
     *req = XCHG_REQUEST_NULL;
@@ -341,7 +399,118 @@ int xchg_request_free(xchg_request *req)
 
 xchg_algo xchg_request_algo(xchg_request r)
 {
-    return r ? r->algo->id : XCHG_ALGO_INVALID;
+    return r && r->algo ? r->algo->id : XCHG_ALGO_INVALID;
+}
+
+/* xchg_ialltoallv: the blocking call's body as a coroutine. */
+static int ialltoallv_run(void *p)
+{
+    struct xchg_request_s *r = p;
+    int rc = xchg_alltoallv_body(&r->args);
+    r->ran = r->c.cs->last.algo; /* recorded by the body just now */
+    return rc;
+}
+
+/* A copy of counts or displacements (NULL stays NULL: the body reports it). */
+static const int *keep_array(int **store, const int *a, int P)
+{
+    if (!a || !*store)
+        return a;
+    memcpy(*store, a, sizeof(int) * (size_t)P);
+    const int *out = *store;
+    *store += P;
+    return out;
+}
+
+int xchg_ialltoallv_run(xchg_algo algo, int from_env, const void *sendbuf,
+                        const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                        void *recvbuf, const int recvcounts[], const int rdispls[],
+                        MPI_Datatype recvtype, MPI_Comm comm, xchg_request *req)
+{
+    int mpi_rc = xchg_mpi_check(comm); /* first: the running MPI is ours */
+    if (mpi_rc != MPI_SUCCESS)
+        return mpi_rc;
+    if (!req)
+        return xchg_raise(comm, xchg_error_code(MPI_ERR_ARG, "req is NULL"));
+    *req = XCHG_REQUEST_NULL;
+    int P = 0, rc = xchg_check_comm(comm, &P);
+    xchg_comm_state *cs = NULL;
+    if (rc == MPI_SUCCESS)
+        rc = xchg_comm_state_get(comm, &cs); /* collective on first use only */
+    if (rc != MPI_SUCCESS)
+        return xchg_raise(comm, rc);
+    struct xchg_request_s *r = calloc(1, sizeof *r);
+    int *a = r ? malloc(sizeof(int) * 4 * (size_t)(P > 0 ? P : 1)) : NULL;
+    if (!a) {
+        /* Out of memory for the request: this call becomes blocking,
+         * which its partners cannot tell from a fast nonblocking one. */
+        free(r);
+        xchg_nb_drain(cs);
+        xchg_a2av_args args = {algo, from_env, MPI_SUCCESS, sendbuf, sendcounts, sdispls,
+                               sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, cs};
+        int brc = xchg_alltoallv_body(&args);
+        (void)brc;
+        return xchg_raise(comm, xchg_error_code(MPI_ERR_NO_MEM, "xchg_ialltoallv: out of "
+                          "memory for the request (the exchange ran blocking, its result "
+                          "is in recvbuf if it succeeded)"));
+    }
+    r->arrays = a;
+    r->comm = comm;
+    r->nonblocking = 1;
+    r->in_place = sendbuf == MPI_IN_PLACE;
+    /* The caller may free derived types once the call returns (as with
+     * MPI's nonblocking calls): keep duplicates. */
+    r->stype = r->rtype = MPI_DATATYPE_NULL;
+    MPI_Datatype st = sendtype, rt = recvtype;
+    if (!r->in_place && sendtype != MPI_DATATYPE_NULL && type_keep(sendtype, &r->stype) == MPI_SUCCESS)
+        st = r->stype;
+    else
+        r->stype = MPI_DATATYPE_NULL;
+    if (recvtype != MPI_DATATYPE_NULL && type_keep(recvtype, &r->rtype) == MPI_SUCCESS)
+        rt = r->rtype;
+    else
+        r->rtype = MPI_DATATYPE_NULL;
+    int *store = a;
+    const int *sc = r->in_place ? sendcounts : keep_array(&store, sendcounts, P);
+    const int *sd = r->in_place ? sdispls : keep_array(&store, sdispls, P);
+    const int *rc_ = keep_array(&store, recvcounts, P);
+    const int *rd = keep_array(&store, rdispls, P);
+    xchg_a2av_args args = {algo, from_env, MPI_SUCCESS, sendbuf, sc, sd, st, recvbuf, rc_, rd,
+                           rt, comm, cs};
+    r->args = args;
+    r->c.cs = cs;
+    xchg_comm_state_retain(cs);
+    r->holds_state = 1;
+    r->active = 1;
+    xchg_algo resolved = algo;
+    if (xchg_resolve_algo(&cs->settings, algo, from_env, &resolved) != MPI_SUCCESS)
+        resolved = algo; /* the body reports it */
+    if (blocking_start(cs, resolved) ||
+        xchg_nb_start(cs, ialltoallv_run, r, &r->nb) != MPI_SUCCESS) {
+        xchg_nb_drain(cs); /* no coroutine: run it here, blocking */
+        r->generic_rc = xchg_alltoallv_body(&r->args);
+        r->ran = cs->last.algo;
+    }
+    *req = r;
+    return MPI_SUCCESS;
+}
+
+int xchg_ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                    xchg_request *req)
+{
+    return xchg_ialltoallv_run(XCHG_ALGO_AUTO, 1, sendbuf, sendcounts, sdispls, sendtype,
+                               recvbuf, recvcounts, rdispls, recvtype, comm, req);
+}
+
+int xchg_ialltoallv_algo(xchg_algo algo, const void *sendbuf, const int sendcounts[],
+                         const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                         const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                         MPI_Comm comm, xchg_request *req)
+{
+    return xchg_ialltoallv_run(algo, 0, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                               recvcounts, rdispls, recvtype, comm, req);
 }
 
 #if XCHG_HAVE_LARGE_COUNT

@@ -122,7 +122,7 @@ int xchg_agree_progress(xchg_agree_op *op, int blocking, int *done)
     while (op->active && op->stage != ST_DONE) {
         int flag = 0;
         if (blocking) {
-            rc = MPI_Waitall(2, op->req, MPI_STATUSES_IGNORE);
+            rc = xchg_mpi_waitall(2, op->req, MPI_STATUSES_IGNORE);
             flag = 1;
         } else {
             /* one MPI_Test per poll while the receive is pending (a test

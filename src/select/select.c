@@ -435,7 +435,7 @@ static int wait_with_refresh(xchg_call *c, select_state *st, int n, MPI_Request 
         all[n] = st->op.req[0];
         all[n + 1] = st->op.req[1];
         int idx = MPI_UNDEFINED;
-        rc = MPI_Waitany(n + 2, all, &idx, MPI_STATUS_IGNORE);
+        rc = xchg_mpi_waitany(n + 2, all, &idx, MPI_STATUS_IGNORE);
         st->op.req[0] = all[n];
         st->op.req[1] = all[n + 1];
         if (rc != MPI_SUCCESS && failed && idx != MPI_UNDEFINED && idx < n)
@@ -477,7 +477,7 @@ int xchg_waitall(xchg_call *c, int n, MPI_Request req[])
         if (rc != MPI_SUCCESS)
             return rc;
     }
-    return MPI_Waitall(n, req, MPI_STATUSES_IGNORE);
+    return xchg_mpi_waitall(n, req, MPI_STATUSES_IGNORE);
 }
 
 int xchg_waitall_statuses(xchg_call *c, int n, MPI_Request req[], MPI_Status statuses[],
@@ -491,7 +491,7 @@ int xchg_waitall_statuses(xchg_call *c, int n, MPI_Request req[], MPI_Status sta
         if (rc != MPI_SUCCESS)
             return rc;
     }
-    return MPI_Waitall(n, req, statuses ? statuses : MPI_STATUSES_IGNORE);
+    return xchg_mpi_waitall(n, req, statuses ? statuses : MPI_STATUSES_IGNORE);
 }
 
 int xchg_waitany(xchg_call *c, int n, MPI_Request req[], int *index)
@@ -503,7 +503,7 @@ int xchg_waitany(xchg_call *c, int n, MPI_Request req[], int *index)
         if (rc != MPI_SUCCESS || *index != MPI_UNDEFINED)
             return rc;
     }
-    return MPI_Waitany(n, req, index, MPI_STATUS_IGNORE);
+    return xchg_mpi_waitany(n, req, index, MPI_STATUS_IGNORE);
 }
 
 void xchg_select_abandon(xchg_call *c)

@@ -278,6 +278,7 @@ static int run(xchg_sparse_algo algo, int from_env, int ndest, const int dests[]
     xchg_comm_state *cs;
     if ((rc = xchg_comm_state_get(comm, &cs)) != MPI_SUCCESS)
         return xchg_raise(comm, rc);
+    xchg_nb_drain(cs); /* nonblocking alltoallv exchanges started before */
 
     rc = check_args(ndest, dests, sendcounts, sdispls, type, comm, &P);
     if (rc == MPI_SUCCESS && !fn && !result)
