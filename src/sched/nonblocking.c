@@ -96,15 +96,6 @@ static int progress_all(void)
 int xchg_nb_start(xchg_comm_state *cs, int (*fn)(void *), void *arg, xchg_nb **out)
 {
     *out = NULL;
-#ifdef XCHG_SMPI
-    /* Simulated ranks are SimGrid actors with contexts of their own; a
-     * second context switch inside one is untested: in simulation every
-     * exchange runs blocking at its start (the caller's fallback). */
-    (void)fn;
-    (void)arg;
-    (void)cs;
-    return MPI_ERR_UNSUPPORTED_OPERATION;
-#endif
     xchg_nb *nb = calloc(1, sizeof *nb);
     xchg_coro *co = nb ? xchg_coro_create(fn, arg, NB_STACK_BYTES) : NULL;
     if (!co) {

@@ -21,6 +21,7 @@
  */
 #include "bench.h"
 #include "dsde.h"
+#include "overlap.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -35,6 +36,8 @@ static int rank;
 static const char usage[] =
     "usage: xchg-bench [options]\n"
     "       xchg-bench dsde [options]   sparse exchange (xchg-bench dsde --help)\n"
+    "       xchg-bench overlap [options]   nonblocking exchange beside computation\n"
+    "                                      (xchg-bench overlap --help)\n"
     "  --pattern LIST     uniform, random, sparse, zipf, hot, transpose, or a comma list\n"
     "                     (default random); file:PATH[:N] replays the N-th shape (default\n"
     "                     1, the most called) of a file XCHG_RECORD wrote, at one size:\n"
@@ -783,6 +786,8 @@ int main(int argc, char **argv)
     MPI_Comm_rank(comm, &rank);
     if (argc > 1 && strcmp(argv[1], "dsde") == 0) /* tools/bench/dsde.c */
         return finish(&comm, dsde_main(argc - 1, argv + 1, comm));
+    if (argc > 1 && strcmp(argv[1], "overlap") == 0) /* tools/bench/overlap.c */
+        return finish(&comm, overlap_main(argc - 1, argv + 1, comm));
 
     static bench_run run;
     bench_run *r = &run;
