@@ -275,8 +275,8 @@ static void test_algo(const char *name)
 }
 
 /* An argument error on one rank, found by the completing wait on every
- * rank, under the check mode's agreement (XCHG_CHECK=1 from CTest) or an
- * algorithm that agrees errors. */
+ * rank: padded_alltoall folds it into its agreement (registry:
+ * agrees_errors), so every rank fails with its class. */
 static void test_error(void)
 {
     xcase x;

@@ -414,7 +414,7 @@ static int ialltoallv_run(void *p)
 /* A copy of counts or displacements (NULL stays NULL: the body reports it). */
 static const int *keep_array(int **store, const int *a, int P)
 {
-    if (!a || !*store)
+    if (!a)
         return a;
     memcpy(*store, a, sizeof(int) * (size_t)P);
     const int *out = *store;

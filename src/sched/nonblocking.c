@@ -53,11 +53,9 @@ static void unlink_all(xchg_nb *nb)
 }
 
 /* Resumes the head of every queue once (heads that finish hand over to the
- * next in their queue, which runs in the same pass). Returns how many
- * exchanges finished. */
-static int progress_all(void)
+ * next in their queue, which runs in the same pass). */
+static void progress_all(void)
 {
-    int finished = 0;
     for (;;) {
         xchg_nb *pick = NULL;
         pthread_mutex_lock(&nb_lock);
@@ -82,7 +80,6 @@ static int progress_all(void)
             if (!pick->cs->nb_head)
                 pick->cs->nb_tail = NULL;
             unlink_all(pick);
-            finished++;
         }
         pthread_mutex_unlock(&nb_lock);
     }
@@ -90,7 +87,6 @@ static int progress_all(void)
     for (xchg_nb *nb = nb_all; nb; nb = nb->next)
         nb->co_passed = 0;
     pthread_mutex_unlock(&nb_lock);
-    return finished;
 }
 
 int xchg_nb_start(xchg_comm_state *cs, int (*fn)(void *), void *arg, xchg_nb **out)

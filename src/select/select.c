@@ -470,14 +470,8 @@ void xchg_select_poll(xchg_call *c)
 
 int xchg_waitall(xchg_call *c, int n, MPI_Request req[])
 {
-    select_state *st = c->cs ? c->cs->ext[XCHG_EXT_SELECT] : NULL;
-    if (st && st->armed) {
-        int idx = MPI_UNDEFINED;
-        int rc = wait_with_refresh(c, st, n, req, 0, &idx, NULL);
-        if (rc != MPI_SUCCESS)
-            return rc;
-    }
-    return xchg_mpi_waitall(n, req, MPI_STATUSES_IGNORE);
+    int failed;
+    return xchg_waitall_statuses(c, n, req, NULL, &failed);
 }
 
 int xchg_waitall_statuses(xchg_call *c, int n, MPI_Request req[], MPI_Status statuses[],
