@@ -267,6 +267,19 @@ XCHG_API int xchg_alltoallv_init_algo_c(xchg_algo algo, const void *sendbuf,
                      MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
                      const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                      MPI_Info info, xchg_request *req);
+/* Nonblocking, as xchg_ialltoallv: the agreement on whether every rank's
+ * values fit in int is part of the exchange (a nonblocking reduction), so
+ * the start does not wait for partners; MPI_Ialltoallv_c does the work
+ * where they do not (auto, vendor). */
+XCHG_API int xchg_ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                     const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                     const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                     MPI_Datatype recvtype, MPI_Comm comm, xchg_request *req);
+XCHG_API int xchg_ialltoallv_algo_c(xchg_algo algo, const void *sendbuf,
+                     const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                     MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+                     const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                     xchg_request *req);
 #endif
 
 /* What the last xchg call on a communicator did, on this rank. */

@@ -18,6 +18,8 @@
  *    every rank with MPI_ERR_COUNT, the failing rank naming the argument,
  *    the others naming the rank.
  * 3. A negative count below INT_MIN: MPI_ERR_COUNT naming it, exactly.
+ * Nonblocking (xchg_ialltoallv_c, _algo_c): 1 and 2 again, the agreement
+ *    running inside the exchange (a refusal comes from the wait).
  *
  * Exits non-zero on any failure; "N passed, M failed" on rank 0.
  */
@@ -81,9 +83,14 @@ static void wide_free(wide *w)
     free(w->rd);
 }
 
+/* How a case is run: the blocking call, persistent (init_c + cycles) or
+ * nonblocking (ialltoallv_c + wait or a test loop). */
+enum { BLOCKING, PERSISTENT, NONBLOCKING };
+static const char *const mode_name[] = {"", " init_c", " ialltoallv_c"};
+
 typedef struct runctx {
     xchg_algo algo;
-    int persistent;
+    int persistent; /* the mode */
     int ran_algo_ok; /* the stats name the forced algorithm, nothing passed to MPI */
 } runctx;
 
@@ -96,7 +103,24 @@ static int run_c(void *ctx, const void *sb, const int sc[], const int sd[], MPI_
     wide w;
     widen(&w, P, sc, sd, rc, rd);
     int err;
-    if (!x->persistent) {
+    if (x->persistent == NONBLOCKING) {
+        xchg_request req = XCHG_REQUEST_NULL;
+        err = x->algo == XCHG_ALGO_AUTO
+                  ? xchg_ialltoallv_c(sb, w.sc, w.sd, st, rb, w.rc, w.rd, rt, comm, &req)
+                  : xchg_ialltoallv_algo_c(x->algo, sb, w.sc, w.sd, st, rb, w.rc, w.rd, rt,
+                                           comm, &req);
+        /* the request keeps its own copies: scribble over ours */
+        for (int i = 0; i < P; i++)
+            w.rc[i] = w.sc[i] = -1;
+        if (err == MPI_SUCCESS) {
+            err = xchg_wait(req);
+            if (x->algo != XCHG_ALGO_AUTO && xchg_request_algo(req) != x->algo)
+                x->ran_algo_ok = 0;
+            int ferr = xchg_request_free(&req);
+            if (err == MPI_SUCCESS)
+                err = ferr;
+        }
+    } else if (x->persistent == BLOCKING) {
         err = x->algo == XCHG_ALGO_AUTO
                   ? xchg_alltoallv_c(sb, w.sc, w.sd, st, rb, w.rc, w.rd, rt, comm)
                   : xchg_alltoallv_algo_c(x->algo, sb, w.sc, w.sd, st, rb, w.rc, w.rd, rt, comm);
@@ -161,7 +185,7 @@ static void test_fitting(const char *name, xchg_algo algo, int persistent)
                         snprintf(why, sizeof why, "the stats (or the request) name another "
                                  "algorithm, or say the call was passed to MPI");
                     }
-                    snprintf(what, sizeof what, "%s%s %s", name, persistent ? " init_c" : "",
+                    snprintf(what, sizeof what, "%s%s %s", name, mode_name[persistent],
                              c.name);
                     a2av_case_free(&c);
                 } else {
@@ -263,16 +287,39 @@ static void test_far_to_mpi(const char *name, xchg_algo algo, int persistent)
     far_case f;
     char why[512] = "", what[200];
     snprintf(what, sizeof what, "%s%s: a displacement beyond int on rank 0 goes to MPI",
-             name, persistent ? " init_c" : "");
+             name, mode_name[persistent]);
     int ok = far_build(&f, 0);
     if (!ok) {
         snprintf(why, sizeof why, "mmap of %zu bytes failed", f.maplen);
-    } else if (!persistent) {
-        int err = algo == XCHG_ALGO_AUTO
+    } else if (persistent != PERSISTENT) {
+        int err;
+        if (persistent == NONBLOCKING) {
+            /* the agreement is part of the exchange: a test loop drives it */
+            xchg_request req = XCHG_REQUEST_NULL;
+            err = algo == XCHG_ALGO_AUTO
+                      ? xchg_ialltoallv_c(f.sendbuf, f.sc, f.sd, MPI_BYTE, f.recvbuf, f.rc,
+                                          f.rd, MPI_BYTE, MPI_COMM_WORLD, &req)
+                      : xchg_ialltoallv_algo_c(algo, f.sendbuf, f.sc, f.sd, MPI_BYTE,
+                                               f.recvbuf, f.rc, f.rd, MPI_BYTE,
+                                               MPI_COMM_WORLD, &req);
+            int flag = 0;
+            while (err == MPI_SUCCESS && !flag)
+                err = xchg_test(req, &flag);
+            if (req != XCHG_REQUEST_NULL && flag) {
+                if (xchg_request_algo(req) != XCHG_ALGO_VENDOR) {
+                    snprintf(why, sizeof why, "xchg_request_algo is %d, expected vendor",
+                             (int)xchg_request_algo(req));
+                    ok = 0;
+                }
+                xchg_request_free(&req);
+            }
+        } else {
+            err = algo == XCHG_ALGO_AUTO
                       ? xchg_alltoallv_c(f.sendbuf, f.sc, f.sd, MPI_BYTE, f.recvbuf, f.rc,
                                          f.rd, MPI_BYTE, MPI_COMM_WORLD)
                       : xchg_alltoallv_algo_c(algo, f.sendbuf, f.sc, f.sd, MPI_BYTE, f.recvbuf,
                                               f.rc, f.rd, MPI_BYTE, MPI_COMM_WORLD);
+        }
         if (err != MPI_SUCCESS) {
             snprintf(why, sizeof why, "returned %s", a2av_err_msg(err));
             ok = 0;
@@ -335,16 +382,27 @@ static void test_far_refused(const char *name, xchg_algo algo, int persistent)
     far_case f;
     char why[512] = "", what[200];
     snprintf(what, sizeof what, "%s%s: refuses a displacement beyond int on every rank", name,
-             persistent ? " init_c" : "");
+             mode_name[persistent]);
     int ok = far_build(&f, 0);
     if (ok) {
         xchg_request req = XCHG_REQUEST_NULL;
-        int err = persistent ? xchg_alltoallv_init_algo_c(algo, f.sendbuf, f.sc, f.sd, MPI_BYTE,
+        int err;
+        if (persistent == NONBLOCKING) {
+            /* the start succeeds; the completing wait reports it */
+            err = xchg_ialltoallv_algo_c(algo, f.sendbuf, f.sc, f.sd, MPI_BYTE, f.recvbuf, f.rc,
+                                         f.rd, MPI_BYTE, MPI_COMM_WORLD, &req);
+            if (err == MPI_SUCCESS) {
+                err = xchg_wait(req);
+                xchg_request_free(&req);
+            }
+        } else {
+            err = persistent ? xchg_alltoallv_init_algo_c(algo, f.sendbuf, f.sc, f.sd, MPI_BYTE,
                                                           f.recvbuf, f.rc, f.rd, MPI_BYTE,
                                                           MPI_COMM_WORLD, MPI_INFO_NULL, &req)
                              : xchg_alltoallv_algo_c(algo, f.sendbuf, f.sc, f.sd, MPI_BYTE,
                                                      f.recvbuf, f.rc, f.rd, MPI_BYTE,
                                                      MPI_COMM_WORLD);
+        }
         const char *msg = a2av_err_msg(err);
         const char *want = world_rank == 0 ? "sdispls[0] is 3000000000" : "rank 0 cannot give";
         if (a2av_err_class(err) != MPI_ERR_COUNT || !strstr(msg, want) ||
@@ -420,17 +478,21 @@ int main(int argc, char **argv)
     for (int i = 0; i <= xchg_algo_count(); i++) {
         xchg_algo a = i < xchg_algo_count() ? xchg_algo_at(i) : XCHG_ALGO_AUTO;
         const char *name = a == XCHG_ALGO_AUTO ? "auto" : xchg_algo_name(a);
-        test_fitting(name, a, 0);
+        test_fitting(name, a, BLOCKING);
+        test_fitting(name, a, NONBLOCKING);
         if (a == XCHG_ALGO_AUTO || a == XCHG_ALGO_LINEAR || a == XCHG_ALGO_RMA_FENCE ||
             a == XCHG_ALGO_VENDOR || a == XCHG_ALGO_BRUCK_RADIX)
-            test_fitting(name, a, 1);
+            test_fitting(name, a, PERSISTENT);
         if (a == XCHG_ALGO_AUTO || a == XCHG_ALGO_VENDOR) {
-            test_far_to_mpi(name, a, 0);
-            test_far_to_mpi(name, a, 1);
+            test_far_to_mpi(name, a, BLOCKING);
+            test_far_to_mpi(name, a, PERSISTENT);
+            test_far_to_mpi(name, a, NONBLOCKING);
         } else {
-            test_far_refused(name, a, 0);
-            if (a == XCHG_ALGO_LINEAR)
-                test_far_refused(name, a, 1);
+            test_far_refused(name, a, BLOCKING);
+            if (a == XCHG_ALGO_LINEAR) {
+                test_far_refused(name, a, PERSISTENT);
+                test_far_refused(name, a, NONBLOCKING);
+            }
         }
     }
     test_huge_count();

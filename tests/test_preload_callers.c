@@ -10,8 +10,9 @@
  *   MPI_Alltoallv_c    2 calls, and 1 whose count on the last rank is above
  *                      INT_MAX (of a zero-size type): passed to MPI by xchg
  *                      (where the library has large counts)
- *   MPI_Ialltoallv     1 call + MPI_Wait: forwarded
- *   MPI_Alltoallv_init 1 request, 2 starts (MPI-4 libraries): forwarded
+ *   MPI_Ialltoallv     1 call + MPI_Wait: served (test_preload_requests.c
+ *                      tests the request calls)
+ *   MPI_Alltoallv_init 1 request, 2 starts (MPI-4 libraries): served
  * Every result is checked by formula (MPI's own all-to-all is under test
  * here, so it cannot be the reference). Knows nothing of xchg.
  */

@@ -22,6 +22,7 @@
 
 #include <limits.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* One call's arrays as ints: 4P ints (the send pair left NULL for
  * MPI_IN_PLACE or where the caller passed NULL, so that the usual checks
@@ -115,7 +116,8 @@ static void convert(const void *sendbuf, const MPI_Count sendcounts[],
 static int agree_fit(xchg_comm_state *cs, int unfit, int *any_unfit, int *who)
 {
     int64_t v = unfit != MPI_SUCCESS ? (int64_t)(cs->size - cs->rank) : 0, all = 0;
-    int rc = MPI_Allreduce(&v, &all, 1, MPI_INT64_T, MPI_MAX, cs->pcomm);
+    /* inside xchg_ialltoallv_c's coroutine, a nonblocking reduction */
+    int rc = xchg_mpi_allreduce(&v, &all, 1, MPI_INT64_T, MPI_MAX, cs->pcomm);
     *any_unfit = all != 0;
     *who = all ? cs->size - (int)all : -1;
     return rc;
@@ -141,6 +143,17 @@ static int unfit_outcome(xchg_comm_state *cs, xchg_algo algo, int from_env, int 
                            "displacements to %s as int (a value beyond int: its own error "
                            "names it; auto or vendor would pass the call to MPI_Alltoallv_c); "
                            "no rank exchanged", fn, who, xchg_algo_name(algo));
+}
+
+/* The stats of a call passed to MPI_Alltoallv_c(_init_c). */
+static void record_passed(xchg_comm_state *cs)
+{
+    cs->calls++;
+    cs->last.algo = XCHG_ALGO_VENDOR;
+    cs->last.sparse_algo = XCHG_SPARSE_INVALID;
+    cs->last.temp_bytes = 0;
+    cs->last.calls = cs->calls;
+    cs->last.passed_to_mpi = 1;
 }
 
 static int run_c(xchg_algo algo, int from_env, const void *sendbuf,
@@ -177,14 +190,97 @@ static int run_c(xchg_algo algo, int from_env, const void *sendbuf,
         /* PMPI_: the preload library defines MPI_Alltoallv_c itself */
         rc = PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                               rdispls, recvtype, cs->pcomm);
-        cs->calls++;
-        cs->last.algo = XCHG_ALGO_VENDOR;
-        cs->last.sparse_algo = XCHG_SPARSE_INVALID;
-        cs->last.temp_bytes = 0;
-        cs->last.calls = cs->calls;
-        cs->last.passed_to_mpi = 1;
+        record_passed(cs);
     }
     return xchg_raise(comm, rc);
+}
+
+/* xchg_ialltoallv_c's own copies: the caller's arrays (for MPI's path)
+ * and the first value that does not fit in int on this rank. */
+struct xchg_large_nb {
+    MPI_Count *sendcounts, *recvcounts; /* NULL where the caller's were (or in place) */
+    MPI_Aint *sdispls, *rdispls;
+    int unfit;
+};
+
+void xchg_large_nb_free(xchg_large_nb *l)
+{
+    if (!l)
+        return;
+    free(l->sendcounts);
+    free(l);
+}
+
+int xchg_large_nb_body(xchg_large_nb *l, const xchg_a2av_args *a)
+{
+    xchg_comm_state *cs = a->cs;
+    int any_unfit = 0, who = -1;
+    int rc = agree_fit(cs, l->unfit, &any_unfit, &who);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!any_unfit)
+        return xchg_alltoallv_body(a);
+    int to_mpi = 0;
+    rc = unfit_outcome(cs, a->algo, a->from_env, l->unfit, who, "xchg_ialltoallv_c", &to_mpi);
+    if (to_mpi) {
+        MPI_Request q = MPI_REQUEST_NULL;
+        rc = PMPI_Ialltoallv_c(a->sendbuf, l->sendcounts, l->sdispls, a->sendtype, a->recvbuf,
+                               l->recvcounts, l->rdispls, a->recvtype, cs->pcomm, &q);
+        if (rc == MPI_SUCCESS)
+            rc = xchg_mpi_wait(&q, MPI_STATUS_IGNORE);
+        record_passed(cs);
+    }
+    return rc;
+}
+
+static int irun_c(xchg_algo algo, int from_env, const void *sendbuf,
+                  const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                  MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+                  const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                  xchg_request *req)
+{
+    int P = 0;
+    xchg_comm_state *cs = NULL;
+    int rc = xchg_ialltoallv_prepare(comm, req, &P, &cs);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    converted cv;
+    convert(sendbuf, sendcounts, sdispls, recvcounts, rdispls, P, &cv);
+    /* copies of the caller's arrays, for MPI's path: one block of 4P */
+    const size_t n = (size_t)(P > 0 ? P : 1);
+    xchg_large_nb *l = calloc(1, sizeof *l);
+    char *m = l ? malloc(4 * n * 8) : NULL;
+    if (cv.mem && m) {
+        _Static_assert(sizeof(MPI_Count) <= 8 && sizeof(MPI_Aint) <= 8, "8-byte slots");
+        l->unfit = cv.unfit;
+        l->sendcounts = (MPI_Count *)m;
+        l->sdispls = (MPI_Aint *)(m + n * 8);
+        l->recvcounts = (MPI_Count *)(m + 2 * n * 8);
+        l->rdispls = (MPI_Aint *)(m + 3 * n * 8);
+        if (sendbuf != MPI_IN_PLACE && sendcounts)
+            memcpy(l->sendcounts, sendcounts, sizeof(MPI_Count) * (size_t)P);
+        if (sendbuf != MPI_IN_PLACE && sdispls)
+            memcpy(l->sdispls, sdispls, sizeof(MPI_Aint) * (size_t)P);
+        if (recvcounts)
+            memcpy(l->recvcounts, recvcounts, sizeof(MPI_Count) * (size_t)P);
+        if (rdispls)
+            memcpy(l->rdispls, rdispls, sizeof(MPI_Aint) * (size_t)P);
+        xchg_a2av_args a = {algo, from_env, cv.arg_err, sendbuf, cv.sendcounts, cv.sdispls,
+                            sendtype, recvbuf, cv.recvcounts, cv.rdispls, recvtype, comm, cs};
+        /* the request owns cv.mem and l from here, also on failure */
+        if (xchg_ialltoallv_launch(&a, cv.mem, l, req) == MPI_SUCCESS)
+            return MPI_SUCCESS;
+    } else {
+        free(cv.mem);
+        free(m);
+        free(l);
+    }
+    /* no memory for the request: the blocking call, as xchg_ialltoallv does */
+    xchg_nb_drain(cs);
+    rc = run_c(algo, from_env, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+               rdispls, recvtype, comm);
+    return rc != MPI_SUCCESS ? rc /* raised there */
+                             : xchg_ialltoallv_ran_blocking(comm, rc, "xchg_ialltoallv_c");
 }
 
 static int init_c(xchg_algo algo, int from_env, const void *sendbuf,
@@ -262,6 +358,24 @@ int xchg_alltoallv_init_algo_c(xchg_algo algo, const void *sendbuf,
 {
     return init_c(algo, 0, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                   rdispls, recvtype, comm, info, req);
+}
+
+int xchg_ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                      const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                      const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                      MPI_Datatype recvtype, MPI_Comm comm, xchg_request *req)
+{
+    return irun_c(XCHG_ALGO_AUTO, 1, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                  recvcounts, rdispls, recvtype, comm, req);
+}
+
+int xchg_ialltoallv_algo_c(xchg_algo algo, const void *sendbuf, const MPI_Count sendcounts[],
+                           const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                           const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                           MPI_Datatype recvtype, MPI_Comm comm, xchg_request *req)
+{
+    return irun_c(algo, 0, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                  rdispls, recvtype, comm, req);
 }
 
 #endif /* XCHG_HAVE_LARGE_COUNT */

@@ -45,6 +45,7 @@ struct xchg_request_s {
     int nonblocking;             /* made by xchg_ialltoallv: one exchange, no restart */
     xchg_a2av_args args;         /* xchg_ialltoallv's call */
     xchg_algo ran;               /* ... and the algorithm it ran */
+    xchg_large_nb *large;        /* xchg_ialltoallv_c: its agreement and MPI's path */
 };
 
 static int type_keep(MPI_Datatype t, MPI_Datatype *out)
@@ -71,6 +72,9 @@ static void type_release(MPI_Datatype *t)
 static void request_destroy(struct xchg_request_s *r)
 {
     xchg_nb_free(r->nb);
+#if XCHG_HAVE_LARGE_COUNT
+    xchg_large_nb_free(r->large);
+#endif
     if (r->passed_to_mpi && r->mpi_req != MPI_REQUEST_NULL)
         MPI_Request_free(&r->mpi_req);
     free(r->mpi_arrays);
@@ -402,11 +406,21 @@ xchg_algo xchg_request_algo(xchg_request r)
     return r && r->algo ? r->algo->id : XCHG_ALGO_INVALID;
 }
 
-/* xchg_ialltoallv: the blocking call's body as a coroutine. */
+/* xchg_ialltoallv: the blocking call's body as a coroutine (or, for
+ * xchg_ialltoallv_c, the large-count agreement first: large_count.c). */
+static int ialltoallv_body(struct xchg_request_s *r)
+{
+#if XCHG_HAVE_LARGE_COUNT
+    if (r->large)
+        return xchg_large_nb_body(r->large, &r->args);
+#endif
+    return xchg_alltoallv_body(&r->args);
+}
+
 static int ialltoallv_run(void *p)
 {
     struct xchg_request_s *r = p;
-    int rc = xchg_alltoallv_body(&r->args);
+    int rc = ialltoallv_body(r);
     r->ran = r->c.cs->last.algo; /* recorded by the body just now */
     return rc;
 }
@@ -422,10 +436,10 @@ static const int *keep_array(int **store, const int *a, int P)
     return out;
 }
 
-int xchg_ialltoallv_run(xchg_algo algo, int from_env, const void *sendbuf,
-                        const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
-                        void *recvbuf, const int recvcounts[], const int rdispls[],
-                        MPI_Datatype recvtype, MPI_Comm comm, xchg_request *req)
+/* The checks every nonblocking entry makes before it can make a request:
+ * the running MPI, req, comm, and xchg's state for comm (collective on
+ * first use only). */
+int xchg_ialltoallv_prepare(MPI_Comm comm, xchg_request *req, int *P, xchg_comm_state **cs)
 {
     int mpi_rc = xchg_mpi_check(comm); /* first: the running MPI is ours */
     if (mpi_rc != MPI_SUCCESS)
@@ -433,66 +447,102 @@ int xchg_ialltoallv_run(xchg_algo algo, int from_env, const void *sendbuf,
     if (!req)
         return xchg_raise(comm, xchg_error_code(MPI_ERR_ARG, "req is NULL"));
     *req = XCHG_REQUEST_NULL;
-    int P = 0, rc = xchg_check_comm(comm, &P);
-    xchg_comm_state *cs = NULL;
+    int rc = xchg_check_comm(comm, P);
     if (rc == MPI_SUCCESS)
-        rc = xchg_comm_state_get(comm, &cs); /* collective on first use only */
-    if (rc != MPI_SUCCESS)
-        return xchg_raise(comm, rc);
+        rc = xchg_comm_state_get(comm, cs);
+    return rc == MPI_SUCCESS ? MPI_SUCCESS : xchg_raise(comm, rc);
+}
+
+/* Starts the exchange a (whose arrays are the request's own copies, in
+ * arrays, which the request now owns; large: the large-count part, also
+ * owned) as a request. */
+int xchg_ialltoallv_launch(const xchg_a2av_args *a, int *arrays, xchg_large_nb *large,
+                             xchg_request *req)
+{
     struct xchg_request_s *r = calloc(1, sizeof *r);
-    int *a = r ? malloc(sizeof(int) * 4 * (size_t)(P > 0 ? P : 1)) : NULL;
-    if (!a) {
-        /* Out of memory for the request: this call becomes blocking,
-         * which its partners cannot tell from a fast nonblocking one. */
-        free(r);
-        xchg_nb_drain(cs);
-        xchg_a2av_args args = {algo, from_env, MPI_SUCCESS, sendbuf, sendcounts, sdispls,
-                               sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, cs};
-        int brc = xchg_alltoallv_body(&args);
-        (void)brc;
-        return xchg_raise(comm, xchg_error_code(MPI_ERR_NO_MEM, "xchg_ialltoallv: out of "
-                          "memory for the request (the exchange ran blocking, its result "
-                          "is in recvbuf if it succeeded)"));
+    if (!r) {
+        free(arrays);
+#if XCHG_HAVE_LARGE_COUNT
+        xchg_large_nb_free(large);
+#endif
+        return MPI_ERR_NO_MEM;
     }
-    r->arrays = a;
-    r->comm = comm;
+    xchg_comm_state *cs = a->cs;
+    r->arrays = arrays;
+    r->large = large;
+    r->comm = a->comm;
     r->nonblocking = 1;
-    r->in_place = sendbuf == MPI_IN_PLACE;
+    r->in_place = a->sendbuf == MPI_IN_PLACE;
+    r->args = *a;
     /* The caller may free derived types once the call returns (as with
      * MPI's nonblocking calls): keep duplicates. */
     r->stype = r->rtype = MPI_DATATYPE_NULL;
-    MPI_Datatype st = sendtype, rt = recvtype;
-    if (!r->in_place && sendtype != MPI_DATATYPE_NULL && type_keep(sendtype, &r->stype) == MPI_SUCCESS)
-        st = r->stype;
+    if (!r->in_place && a->sendtype != MPI_DATATYPE_NULL &&
+        type_keep(a->sendtype, &r->stype) == MPI_SUCCESS)
+        r->args.sendtype = r->stype;
     else
         r->stype = MPI_DATATYPE_NULL;
-    if (recvtype != MPI_DATATYPE_NULL && type_keep(recvtype, &r->rtype) == MPI_SUCCESS)
-        rt = r->rtype;
+    if (a->recvtype != MPI_DATATYPE_NULL && type_keep(a->recvtype, &r->rtype) == MPI_SUCCESS)
+        r->args.recvtype = r->rtype;
     else
         r->rtype = MPI_DATATYPE_NULL;
-    int *store = a;
-    const int *sc = r->in_place ? sendcounts : keep_array(&store, sendcounts, P);
-    const int *sd = r->in_place ? sdispls : keep_array(&store, sdispls, P);
-    const int *rc_ = keep_array(&store, recvcounts, P);
-    const int *rd = keep_array(&store, rdispls, P);
-    xchg_a2av_args args = {algo, from_env, MPI_SUCCESS, sendbuf, sc, sd, st, recvbuf, rc_, rd,
-                           rt, comm, cs};
-    r->args = args;
     r->c.cs = cs;
     xchg_comm_state_retain(cs);
     r->holds_state = 1;
     r->active = 1;
-    xchg_algo resolved = algo;
-    if (xchg_resolve_algo(&cs->settings, algo, from_env, &resolved) != MPI_SUCCESS)
-        resolved = algo; /* the body reports it */
+    xchg_algo resolved = a->algo;
+    if (xchg_resolve_algo(&cs->settings, a->algo, a->from_env, &resolved) != MPI_SUCCESS)
+        resolved = a->algo; /* the body reports it */
     if (blocking_start(cs, resolved) ||
         xchg_nb_start(cs, ialltoallv_run, r, &r->nb) != MPI_SUCCESS) {
         xchg_nb_drain(cs); /* no coroutine: run it here, blocking */
-        r->generic_rc = xchg_alltoallv_body(&r->args);
+        r->generic_rc = ialltoallv_body(r);
         r->ran = cs->last.algo;
     }
     *req = r;
     return MPI_SUCCESS;
+}
+
+/* Out of memory for a request: the call becomes blocking, which its
+ * partners cannot tell from a fast nonblocking one; the caller then hears
+ * of it (rc, the blocking call's own result, kept if it failed). */
+int xchg_ialltoallv_ran_blocking(MPI_Comm comm, int rc, const char *fn)
+{
+    if (rc != MPI_SUCCESS)
+        return xchg_raise(comm, rc);
+    return xchg_raise(comm, xchg_error_code(MPI_ERR_NO_MEM, "%s: out of memory for the "
+                      "request (the exchange ran blocking and succeeded: its result is in "
+                      "recvbuf)", fn));
+}
+
+int xchg_ialltoallv_run(xchg_algo algo, int from_env, const void *sendbuf,
+                        const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                        void *recvbuf, const int recvcounts[], const int rdispls[],
+                        MPI_Datatype recvtype, MPI_Comm comm, xchg_request *req)
+{
+    int P = 0;
+    xchg_comm_state *cs = NULL;
+    int rc = xchg_ialltoallv_prepare(comm, req, &P, &cs);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    int *a = malloc(sizeof(int) * 4 * (size_t)(P > 0 ? P : 1));
+    xchg_a2av_args args = {algo, from_env, MPI_SUCCESS, sendbuf, sendcounts, sdispls,
+                           sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, cs};
+    if (a) {
+        int in_place = sendbuf == MPI_IN_PLACE, *store = a;
+        if (!in_place) {
+            args.sendcounts = keep_array(&store, sendcounts, P);
+            args.sdispls = keep_array(&store, sdispls, P);
+        }
+        args.recvcounts = keep_array(&store, recvcounts, P);
+        args.rdispls = keep_array(&store, rdispls, P);
+        if (xchg_ialltoallv_launch(&args, a, NULL, req) == MPI_SUCCESS)
+            return MPI_SUCCESS;
+        args.sendcounts = sendcounts, args.sdispls = sdispls; /* the copies are gone */
+        args.recvcounts = recvcounts, args.rdispls = rdispls;
+    }
+    xchg_nb_drain(cs);
+    return xchg_ialltoallv_ran_blocking(comm, xchg_alltoallv_body(&args), "xchg_ialltoallv");
 }
 
 int xchg_ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],

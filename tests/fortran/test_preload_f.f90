@@ -9,14 +9,15 @@
 !   1 x DOUBLE PRECISION with gaps between the receive blocks (untouched)
 !   1 x on a split communicator (reversed order): handle conversion
 !   1 x MPI_IN_PLACE from use mpi, 1 x MPI_IN_PLACE from mpif.h
-! and ierror is MPI_SUCCESS after every call.
+! and ierror is MPI_SUCCESS after every call; then 1 x MPI_IALLTOALLV +
+! MPI_WAIT (served on MPICH; Open MPI's binding goes to PMPI_Ialltoallv).
 program test_preload_f
   use mpi
   implicit none
   integer :: ierr, rank, nranks, bad, allbad, round, j, k, sub, subrank, subsize
   integer, allocatable :: sc(:), sd(:), rc(:), rd(:), sb(:), rb(:)
   double precision, allocatable :: dsb(:), drb(:)
-  integer :: st, rt
+  integer :: st, rt, req
 
   call MPI_Init(ierr)
   call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
@@ -88,6 +89,23 @@ program test_preload_f
 
   ! MPI_IN_PLACE from mpif.h
   call inplace_mpif(rank, nranks, rc, rd, rb, bad)
+
+  ! nonblocking: MPI_IALLTOALLV + MPI_WAIT (MPICH's binding calls the C
+  ! MPI_Ialltoallv and MPI_Wait, which the preload serves; Open MPI's call
+  ! PMPI_ directly and never reach it)
+  call layout(rank, nranks, sc, sd, rc, rd, st, rt, 0)
+  call fill(sb, rank, nranks, sc, sd, 8)
+  rb = -1
+  call MPI_Ialltoallv(sb, sc, sd, MPI_INTEGER, rb, rc, rd, MPI_INTEGER, MPI_COMM_WORLD, &
+                      req, ierr)
+  call expect_ok(ierr, 'MPI_IALLTOALLV')
+  call MPI_Wait(req, MPI_STATUS_IGNORE, ierr)
+  call expect_ok(ierr, 'MPI_WAIT')
+  call check(rb, rank, nranks, rc, rd, 8, 'MPI_IALLTOALLV')
+  if (req /= MPI_REQUEST_NULL) then
+    print *, 'FAIL rank', rank, 'MPI_WAIT left the request'
+    bad = bad + 1
+  end if
 
   call MPI_Allreduce(bad, allbad, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
   if (rank == 0) then

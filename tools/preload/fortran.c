@@ -189,6 +189,40 @@ FORTRAN_TO_LIBRARY(mpi_alltoallv_f08_, ENTRY_F08)
 FORTRAN_TO_LIBRARY(mpi_alltoallv_f08ts_, ENTRY_F08)
 FORTRAN_TO_LIBRARY(mpi_alltoallv_f08ts_large_, ENTRY_F08)
 
+/* use mpi_f08, MPICH: nonblocking and persistent. Its f08 MPI_Wait,
+ * MPI_Test and MPI_Start call PMPI_ directly, so a request of xchg's would
+ * never complete there: tagged, these calls fall through to MPICH
+ * (requests.c). Its mpif.h/use mpi bindings call MPI_Wait & co. and are
+ * served like C calls; Open MPI's Fortran bindings never reach the
+ * preload. Fourteen pointers cover every argument list here (twelve at
+ * most, no hidden ones); the callee reads those it has. */
+typedef void (*fortran_request_fn)(void *, void *, void *, void *, void *, void *, void *,
+                                   void *, void *, void *, void *, void *, void *, void *);
+
+#define FORTRAN_REQUEST_TO_LIBRARY(fname)                                                   \
+    void fname(void *a1, void *a2, void *a3, void *a4, void *a5, void *a6, void *a7,       \
+               void *a8, void *a9, void *a10, void *a11, void *a12, void *a13, void *a14); \
+    void fname(void *a1, void *a2, void *a3, void *a4, void *a5, void *a6, void *a7,       \
+               void *a8, void *a9, void *a10, void *a11, void *a12, void *a13, void *a14)  \
+    {                                                                                       \
+        fortran_request_fn real = (fortran_request_fn)dlsym(RTLD_NEXT, #fname);            \
+        if (!real) {                                                                        \
+            fprintf(stderr, "libxchg-preload.so: %s was called but the MPI library has "   \
+                    "no %s; cannot continue\n", #fname, #fname);                           \
+            PMPI_Abort(MPI_COMM_WORLD, 1);                                                  \
+            return;                                                                         \
+        }                                                                                   \
+        int previous = preload_tag_begin(ENTRY_F08_REQUEST);                                \
+        real(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14);                  \
+        if (!preload_tag_end(previous))                                                     \
+            preload_count_fell(ENTRY_F08_REQUEST, REASON_BYPASS);                           \
+    }
+
+FORTRAN_REQUEST_TO_LIBRARY(mpi_ialltoallv_f08ts_)
+FORTRAN_REQUEST_TO_LIBRARY(mpi_ialltoallv_f08ts_large_)
+FORTRAN_REQUEST_TO_LIBRARY(mpi_alltoallv_init_f08ts_)
+FORTRAN_REQUEST_TO_LIBRARY(mpi_alltoallv_init_f08ts_large_)
+
 /* MPI_FINALIZE: Open MPI's Fortran bindings call PMPI_Finalize directly,
  * so the report is printed here too (once: MPICH's call MPI_Finalize). */
 typedef void (*fortran_finalize_fn)(MPI_Fint *ierr);

@@ -10,8 +10,9 @@
  *                         takes XCHG_ALLTOALLV_ALGO)
  *   MPI_Alltoallv_c    -> xchg_alltoallv_c (MPI-4 large counts, where the
  *                         library has them: mpi4py >= 4 on MPICH 4 calls it)
- *   MPI_Ialltoallv(_c), MPI_Alltoallv_init(_c): forwarded to the library and
- *                         counted, until xchg has a nonblocking algorithm
+ *   MPI_Ialltoallv(_c), MPI_Alltoallv_init(_c) -> xchg_ialltoallv(_c),
+ *                         xchg_alltoallv_init(_c), with MPI's request calls
+ *                         taught xchg's requests (requests.c)
  *   MPI_Finalize       -> the report (XCHG_VERBOSE=1), then PMPI_Finalize
  * The Fortran entry points are in fortran.c, the counts in report.c.
  * xchg's own calls of MPI's all-to-all go through PMPI_, so nothing
@@ -152,28 +153,6 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
                              recvbuf, recvcounts, rdispls, recvtype, comm);
 }
 
-int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                   MPI_Request *request)
-{
-    preload_count_fell(preload_entry_of(ENTRY_NONBLOCKING), REASON_NONBLOCKING);
-    return PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                           rdispls, recvtype, comm, request);
-}
-
-#if MPI_VERSION >= 4 /* MPI_Alltoallv_init is MPI-4 (MPICH 4; Open MPI 4.1 has MPIX_) */
-int MPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                       MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                       const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                       MPI_Info info, MPI_Request *request)
-{
-    preload_count_fell(preload_entry_of(ENTRY_PERSISTENT), REASON_PERSISTENT);
-    return PMPI_Alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                               rdispls, recvtype, comm, info, request);
-}
-#endif
-
 #if XCHG_HAVE_LARGE_COUNT
 int MPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
                     MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
@@ -200,26 +179,6 @@ int MPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
     return rc;
 }
 
-int MPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
-                     const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
-                     const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                     MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    preload_count_fell(preload_entry_of(ENTRY_NONBLOCKING), REASON_NONBLOCKING);
-    return PMPI_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                             rdispls, recvtype, comm, request);
-}
-
-int MPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
-                         const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
-                         const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                         MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                         MPI_Request *request)
-{
-    preload_count_fell(preload_entry_of(ENTRY_PERSISTENT), REASON_PERSISTENT);
-    return PMPI_Alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                 rdispls, recvtype, comm, info, request);
-}
 #endif
 
 int MPI_Finalize(void)

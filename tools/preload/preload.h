@@ -20,6 +20,7 @@ typedef enum preload_entry {
     ENTRY_F08,         /* use mpi_f08: mpi_alltoallv_f08_ (Open MPI), mpi_alltoallv_f08ts_ (MPICH) */
     ENTRY_NONBLOCKING, /* MPI_Ialltoallv, MPI_Ialltoallv_c */
     ENTRY_PERSISTENT,  /* MPI_Alltoallv_init, MPI_Alltoallv_init_c */
+    ENTRY_F08_REQUEST, /* MPICH's use mpi_f08 mpi_ialltoallv_f08ts_, mpi_alltoallv_init_f08ts_ */
     ENTRY_COUNT
 } preload_entry;
 
@@ -32,8 +33,8 @@ typedef enum preload_reason {
     REASON_INTER,       /* an intercommunicator */
     REASON_LARGE,       /* counts beyond int: xchg passed it to MPI_Alltoallv_c */
     REASON_BYPASS,      /* the library's own Fortran binding went straight to PMPI */
-    REASON_NONBLOCKING, /* MPI_Ialltoallv: forwarded until xchg has a nonblocking one */
-    REASON_PERSISTENT,  /* MPI_Alltoallv_init: forwarded likewise */
+    REASON_NULL_ARG,    /* request is NULL: MPI reports the error */
+    REASON_F08_WAIT,    /* MPICH's mpi_f08 MPI_Wait calls PMPI_Wait: xchg's request would never complete */
     REASON_COUNT
 } preload_reason;
 
@@ -55,6 +56,10 @@ int preload_alltoallv(preload_entry entry, const void *sendbuf, const int sendco
                       const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
                       const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
                       MPI_Comm comm);
+
+/* requests.c defines MPI_Ialltoallv(_c), MPI_Alltoallv_init(_c) and the
+ * request calls (MPI_Start, MPI_Wait, MPI_Test, ...) that must know
+ * xchg's requests. */
 
 /* A Fortran wrapper that hands a call to the MPI library's own binding
  * (fortran.c) tags the thread with its entry; the library's binding then

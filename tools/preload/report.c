@@ -33,6 +33,7 @@ static const char *const entry_label[ENTRY_COUNT] = {
     [ENTRY_F08] = "f08 mpi_alltoallv_f08",
     [ENTRY_NONBLOCKING] = "nonblocking MPI_Ialltoallv",
     [ENTRY_PERSISTENT] = "persistent MPI_Alltoallv_init",
+    [ENTRY_F08_REQUEST] = "f08 mpi_ialltoallv_f08ts/mpi_alltoallv_init_f08ts (MPICH)",
 };
 
 static const char *const reason_label[REASON_COUNT] = {
@@ -43,8 +44,8 @@ static const char *const reason_label[REASON_COUNT] = {
     [REASON_INTER] = "intercommunicator",
     [REASON_LARGE] = "not supported: counts beyond int, passed to MPI_Alltoallv_c",
     [REASON_BYPASS] = "not supported: the MPI library's binding calls PMPI directly",
-    [REASON_NONBLOCKING] = "nonblocking: forwarded",
-    [REASON_PERSISTENT] = "persistent: forwarded",
+    [REASON_NULL_ARG] = "request is NULL, reported by MPI",
+    [REASON_F08_WAIT] = "not supported: MPICH's mpi_f08 MPI_Wait calls PMPI_Wait directly",
 };
 
 void preload_count_served(preload_entry e, xchg_algo algo)
