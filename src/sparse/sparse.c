@@ -83,11 +83,12 @@ xchg_sparse_algo xchg_sparse_algo_at(int i)
  *   P = 64 and 256, densities 1%, 10%, 50%: pex fastest everywhere, nbx
  *     1.7 to 4.2x slower
  *   P = 448 (8 x 56), density 0.1: pex 76.7 us, rsx 285.7, nbx 382.9
+ *     (one core per node, Issend never eager); on the faithful platform
+ *     (one core per rank, eager below 16 KiB): pex 74.7, nbx 81.1, rsx 111.4
+ *   P = 64, faithful: pex fastest at 10% and 50%; rsx at 1% (6.8 vs 7.5 us)
  * and on real MPI at 4 to 8 ranks pex was already the rule. Nothing was
  * measured above 448 ranks: the last row keeps the largest measured
- * winner. nbx is to be re-measured once the simulation models eager sends
- * and multi-core hosts (issue 10); a new measurement changes only this
- * table. */
+ * winner. A new measurement changes only this table. */
 static const struct sparse_rule {
     int pmax;               /* applies up to this many ranks */
     xchg_sparse_algo algo;
