@@ -518,8 +518,8 @@ static int merge_rc(int mpi_rc, int ours_failed)
     return ours_failed ? MPI_ERR_IN_STATUS : MPI_SUCCESS;
 }
 
-/* Reports entries DONE among the n (only where want[i]), filling their
- * statuses; returns whether one failed. */
+/* Reports the entries DONE among the n (Testsome's order: their indices
+ * and statuses appended at *outcount); returns whether one failed. */
 static int report_done(int n, MPI_Request req[], const scan *s, MPI_Status st[], int *outcount,
                        int idx[])
 {
@@ -528,12 +528,11 @@ static int report_done(int n, MPI_Request req[], const scan *s, MPI_Status st[],
         entry *e = s->ours[i];
         if (!e || e->state != ST_DONE)
             continue;
-        MPI_Status *sti = status_at(st, outcount ? *outcount : i);
+        MPI_Status *sti = status_at(st, *outcount);
         empty_status(sti, e->rc);
         if (report(e, &req[i]) != MPI_SUCCESS)
             failed = 1;
-        if (outcount)
-            idx[(*outcount)++] = i;
+        idx[(*outcount)++] = i;
     }
     return failed;
 }
