@@ -17,7 +17,9 @@
  * (2)), 1 MPI_Ialltoallv_c on MPI-4 libraries and,
  * on MPI-4 libraries, 1 persistent request started 5 times (MPI_Start +
  * MPI_Wait twice, MPI_Startall with a persistent send/receive pair +
- * MPI_Waitall, MPI_Start + MPI_Test loop, MPI_Start + MPI_Waitsome).
+ * MPI_Waitall, MPI_Start + MPI_Test loop, MPI_Start + MPI_Waitsome);
+ * then, with XCHG_CHECK=1, 2 MPI_Ialltoallv with a bad count on the last
+ * rank (MPI_Wait, MPI_Waitall): the same error class on every rank.
  */
 #include <mpi.h>
 
@@ -342,6 +344,51 @@ int main(int argc, char **argv)
         FAIL("xchg is not loaded (LD_PRELOAD missing?)");
     else if (get_stats(MPI_COMM_WORLD, &s) != MPI_SUCCESS || s.calls != expect)
         FAIL("xchg saw %lu exchanges on MPI_COMM_WORLD, expected %lu", s.calls, expect);
+
+    /* an argument error on one rank (a negative receive count on the last):
+     * with XCHG_CHECK=1 (without it, linear's argument errors are local:
+     * README "Errors") every rank's wait reports an error of the same
+     * class, through the communicator's handler, and the request is gone;
+     * in MPI_Waitall as MPI_ERR_IN_STATUS with the exchange's status
+     * carrying it. xchg reads its settings when it first meets a
+     * communicator, so a new one after the setting. */
+    MPI_Comm_free(&dup);
+    setenv("XCHG_CHECK", "1", 1);
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+    for (int form = 0; form < 2; form++) {
+        fill(&x, ++round);
+        int saved = x.rc[0];
+        if (rank == P - 1)
+            x.rc[0] = -1;
+        int rc = MPI_Ialltoallv(x.sb, x.sc, x.sd, MPI_INT, x.rb, x.rc, x.rd, MPI_INT, dup, &req);
+        if (rc == MPI_SUCCESS && form == 0) {
+            rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+        } else if (rc == MPI_SUCCESS) {
+            reqs[0] = req;
+            ring(&reqs[1], &reqs[2], round);
+            rc = MPI_Waitall(3, reqs, sts);
+            if (rc != MPI_ERR_IN_STATUS)
+                FAIL("MPI_Waitall with a failed exchange returned %d, not MPI_ERR_IN_STATUS", rc);
+            else
+                rc = sts[0].MPI_ERROR;
+            if (sts[1].MPI_ERROR != MPI_SUCCESS || sts[2].MPI_ERROR != MPI_SUCCESS)
+                FAIL("MPI_Waitall: MPI's own requests carry errors");
+            ring_check(round, "MPI_Waitall with a failed exchange");
+            req = reqs[0];
+        }
+        x.rc[0] = saved;
+        int cls = -1;
+        if (rc != MPI_SUCCESS)
+            MPI_Error_class(rc, &cls);
+        int lo = 0, hi = 0;
+        MPI_Allreduce(&cls, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        MPI_Allreduce(&cls, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        if (rc == MPI_SUCCESS || lo != hi)
+            FAIL("%s: a bad count on rank %d gave error class %d here (classes %d..%d "
+                 "over the ranks)", form ? "MPI_Waitall" : "MPI_Wait", P - 1, cls, lo, hi);
+        expect_null(req, "a failed exchange");
+    }
 
     MPI_Comm_free(&dup);
     drop(&x);
