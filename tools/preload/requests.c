@@ -217,33 +217,37 @@ static int report(entry *e, MPI_Request *handle)
 
 /* ---------------------------------------------------------------- starts */
 
-static int preload_ialltoallv(preload_entry as, const void *sendbuf, const int sendcounts[],
-                       const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
-                       const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
-                       MPI_Comm comm, MPI_Request *request)
+/* Whether xchg takes a call that came in at entry `as`; if not, counts
+ * why (MPICH's f08 bindings, a NULL request, or preload_route's reason)
+ * and the caller forwards it to MPI. */
+static int takes(preload_entry as, const MPI_Request *request, MPI_Comm comm)
 {
     preload_reason why = REASON_F08_WAIT;
-    if (as == ENTRY_F08_REQUEST || !request || !preload_route(comm, &why)) {
-        preload_count_fell(as, request || as == ENTRY_F08_REQUEST ? why : REASON_NULL_ARG);
-        return PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                               rdispls, recvtype, comm, request);
-    }
-    xchg_request xr = XCHG_REQUEST_NULL;
-    int rc = xchg_ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                             rdispls, recvtype, comm, &xr);
+    if (as != ENTRY_F08_REQUEST && request && preload_route(comm, &why))
+        return 1;
+    preload_count_fell(as, request || as == ENTRY_F08_REQUEST ? why : REASON_NULL_ARG);
+    return 0;
+}
+
+/* An xchg request made (xr) or not (rc), given its stand-in in *request. */
+static int stand_in(preload_entry as, int rc, xchg_request xr, MPI_Comm comm, int persistent,
+                    MPI_Request *request)
+{
     if (rc != MPI_SUCCESS) {
         preload_count_served(as, XCHG_ALGO_INVALID);
         return rc;
     }
-    rc = entry_make(xr, comm, 0, as, request);
+    rc = entry_make(xr, comm, persistent, as, request);
     if (rc != MPI_SUCCESS) {
-        /* no stand-in: the exchange completes here (every rank takes part
-         * either way) and this rank reports the lack of memory */
+        /* no stand-in: a started exchange completes here (every rank takes
+         * part either way) and this rank reports the lack of memory */
         inside++;
-        xchg_wait(xr);
+        if (!persistent)
+            xchg_wait(xr);
         xchg_request_free(&xr);
         inside--;
-        preload_count_served(as, XCHG_ALGO_INVALID);
+        if (!persistent)
+            preload_count_served(as, XCHG_ALGO_INVALID);
     }
     return rc;
 }
@@ -253,29 +257,15 @@ int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                    MPI_Request *request)
 {
-    return preload_ialltoallv(preload_entry_of(ENTRY_NONBLOCKING), sendbuf, sendcounts,
-                              sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
-                              request);
+    preload_entry as = preload_entry_of(ENTRY_NONBLOCKING);
+    if (!takes(as, request, comm))
+        return PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                               rdispls, recvtype, comm, request);
+    xchg_request xr = XCHG_REQUEST_NULL;
+    int rc = xchg_ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                             rdispls, recvtype, comm, &xr);
+    return stand_in(as, rc, xr, comm, 0, request);
 }
-
-#if MPI_VERSION >= 4 || XCHG_HAVE_LARGE_COUNT
-/* A persistent request made (xr) or not (rc): its stand-in. */
-static int persistent_made(preload_entry as, int rc, xchg_request xr, MPI_Comm comm,
-                           MPI_Request *request)
-{
-    if (rc != MPI_SUCCESS) {
-        preload_count_served(as, XCHG_ALGO_INVALID);
-        return rc;
-    }
-    rc = entry_make(xr, comm, 1, as, request);
-    if (rc != MPI_SUCCESS) {
-        inside++;
-        xchg_request_free(&xr);
-        inside--;
-    }
-    return rc;
-}
-#endif
 
 #if MPI_VERSION >= 4 /* MPI_Alltoallv_init is MPI-4 (MPICH 4; Open MPI 4.1 has MPIX_) */
 int MPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -284,17 +274,14 @@ int MPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sd
                        MPI_Info info, MPI_Request *request)
 {
     preload_entry as = preload_entry_of(ENTRY_PERSISTENT);
-    preload_reason why = REASON_F08_WAIT;
-    if (as == ENTRY_F08_REQUEST || !request || !preload_route(comm, &why)) {
-        preload_count_fell(as, request || as == ENTRY_F08_REQUEST ? why : REASON_NULL_ARG);
+    if (!takes(as, request, comm))
         return PMPI_Alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                                    rdispls, recvtype, comm, info, request);
-    }
     /* info: MPI's hints for MPI's own algorithms; xchg takes none */
     xchg_request xr = XCHG_REQUEST_NULL;
     int rc = xchg_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                                  rdispls, recvtype, comm, MPI_INFO_NULL, &xr);
-    return persistent_made(as, rc, xr, comm, request);
+    return stand_in(as, rc, xr, comm, 1, request);
 }
 #endif
 
@@ -305,31 +292,16 @@ int MPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
                      MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     preload_entry as = preload_entry_of(ENTRY_NONBLOCKING);
-    preload_reason why = REASON_F08_WAIT;
-    if (as == ENTRY_F08_REQUEST || !request || !preload_route(comm, &why)) {
-        preload_count_fell(as, request || as == ENTRY_F08_REQUEST ? why : REASON_NULL_ARG);
+    if (!takes(as, request, comm))
         return PMPI_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                                  rdispls, recvtype, comm, request);
-    }
     /* counts beyond int on some rank: xchg agrees on it inside the
      * exchange and hands it to MPI_Ialltoallv_c itself (counted as served
      * by "vendor": xchg_stats.passed_to_mpi) */
     xchg_request xr = XCHG_REQUEST_NULL;
     int rc = xchg_ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                                rdispls, recvtype, comm, &xr);
-    if (rc != MPI_SUCCESS) {
-        preload_count_served(as, XCHG_ALGO_INVALID);
-        return rc;
-    }
-    rc = entry_make(xr, comm, 0, as, request);
-    if (rc != MPI_SUCCESS) {
-        inside++;
-        xchg_wait(xr);
-        xchg_request_free(&xr);
-        inside--;
-        preload_count_served(as, XCHG_ALGO_INVALID);
-    }
-    return rc;
+    return stand_in(as, rc, xr, comm, 0, request);
 }
 
 int MPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
@@ -339,16 +311,13 @@ int MPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
                          MPI_Request *request)
 {
     preload_entry as = preload_entry_of(ENTRY_PERSISTENT);
-    preload_reason why = REASON_F08_WAIT;
-    if (as == ENTRY_F08_REQUEST || !request || !preload_route(comm, &why)) {
-        preload_count_fell(as, request || as == ENTRY_F08_REQUEST ? why : REASON_NULL_ARG);
+    if (!takes(as, request, comm))
         return PMPI_Alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                                      recvcounts, rdispls, recvtype, comm, info, request);
-    }
     xchg_request xr = XCHG_REQUEST_NULL;
     int rc = xchg_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                                    rdispls, recvtype, comm, MPI_INFO_NULL, &xr);
-    return persistent_made(as, rc, xr, comm, request);
+    return stand_in(as, rc, xr, comm, 1, request);
 }
 #endif
 
@@ -537,6 +506,29 @@ static int report_done(int n, MPI_Request req[], const scan *s, MPI_Status st[],
     return failed;
 }
 
+/* Waitall/Testall once all of ours are DONE or inactive and MPI's
+ * completed with mpi_rc: reports ours in their slots (inactive ones get
+ * an empty status); if one failed and MPI's did not, MPI's statuses get
+ * MPI_SUCCESS, as MPI_ERR_IN_STATUS requires. */
+static int complete_all(int count, MPI_Request requests[], const scan *s, MPI_Status st[],
+                        int mpi_rc)
+{
+    int failed = 0;
+    for (int i = 0; i < count; i++) {
+        entry *e = s->ours[i];
+        if (!e)
+            continue;
+        empty_status(status_at(st, i), e->state == ST_INACTIVE ? MPI_SUCCESS : e->rc);
+        if (e->state != ST_INACTIVE && report(e, &requests[i]) != MPI_SUCCESS)
+            failed = 1;
+    }
+    if (failed && mpi_rc == MPI_SUCCESS && st != MPI_STATUSES_IGNORE)
+        for (int i = 0; i < count; i++)
+            if (!s->ours[i])
+                st[i].MPI_ERROR = MPI_SUCCESS;
+    return merge_rc(mpi_rc, failed);
+}
+
 int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
 {
     scan s;
@@ -550,25 +542,9 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
             progress(s.ours[i], 1);
     rc = PMPI_Waitall(count, s.masked, statuses);
     scan_unmask(count, requests, &s);
-    int failed = 0;
-    for (int i = 0; i < count; i++) {
-        entry *e = s.ours[i];
-        if (!e)
-            continue;
-        if (e->state == ST_INACTIVE) {
-            empty_status(status_at(statuses, i), MPI_SUCCESS);
-            continue;
-        }
-        empty_status(status_at(statuses, i), e->rc);
-        if (report(e, &requests[i]) != MPI_SUCCESS)
-            failed = 1;
-    }
-    if (failed && rc == MPI_SUCCESS && statuses != MPI_STATUSES_IGNORE)
-        for (int i = 0; i < count; i++)
-            if (!s.ours[i])
-                statuses[i].MPI_ERROR = MPI_SUCCESS;
+    rc = complete_all(count, requests, &s, statuses, rc);
     scan_free(&s);
-    return merge_rc(rc, failed);
+    return rc;
 }
 
 int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
@@ -592,26 +568,10 @@ int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuse
     }
     rc = PMPI_Testall(count, s.masked, flag, statuses);
     scan_unmask(count, requests, &s);
-    int failed = 0;
     if (*flag)
-        for (int i = 0; i < count; i++) {
-            entry *e = s.ours[i];
-            if (!e)
-                continue;
-            if (e->state == ST_INACTIVE) {
-                empty_status(status_at(statuses, i), MPI_SUCCESS);
-                continue;
-            }
-            empty_status(status_at(statuses, i), e->rc);
-            if (report(e, &requests[i]) != MPI_SUCCESS)
-                failed = 1;
-        }
-    if (failed && rc == MPI_SUCCESS && statuses != MPI_STATUSES_IGNORE)
-        for (int i = 0; i < count; i++)
-            if (!s.ours[i])
-                statuses[i].MPI_ERROR = MPI_SUCCESS;
+        rc = complete_all(count, requests, &s, statuses, rc);
     scan_free(&s);
-    return merge_rc(rc, failed);
+    return rc;
 }
 
 /* Testany over ours and MPI's: *index is MPI_UNDEFINED with *flag set
