@@ -103,46 +103,39 @@ static int run_c(void *ctx, const void *sb, const int sc[], const int sd[], MPI_
     wide w;
     widen(&w, P, sc, sd, rc, rd);
     int err;
-    if (x->persistent == NONBLOCKING) {
-        xchg_request req = XCHG_REQUEST_NULL;
-        err = x->algo == XCHG_ALGO_AUTO
-                  ? xchg_ialltoallv_c(sb, w.sc, w.sd, st, rb, w.rc, w.rd, rt, comm, &req)
-                  : xchg_ialltoallv_algo_c(x->algo, sb, w.sc, w.sd, st, rb, w.rc, w.rd, rt,
-                                           comm, &req);
-        /* the request keeps its own copies: scribble over ours */
-        for (int i = 0; i < P; i++)
-            w.rc[i] = w.sc[i] = -1;
-        if (err == MPI_SUCCESS) {
-            err = xchg_wait(req);
-            if (x->algo != XCHG_ALGO_AUTO && xchg_request_algo(req) != x->algo)
-                x->ran_algo_ok = 0;
-            int ferr = xchg_request_free(&req);
-            if (err == MPI_SUCCESS)
-                err = ferr;
-        }
-    } else if (x->persistent == BLOCKING) {
+    if (x->persistent == BLOCKING) {
         err = x->algo == XCHG_ALGO_AUTO
                   ? xchg_alltoallv_c(sb, w.sc, w.sd, st, rb, w.rc, w.rd, rt, comm)
                   : xchg_alltoallv_algo_c(x->algo, sb, w.sc, w.sd, st, rb, w.rc, w.rd, rt, comm);
     } else {
-        xchg_request req;
-        err = x->algo == XCHG_ALGO_AUTO
-                  ? xchg_alltoallv_init_c(sb, w.sc, w.sd, st, rb, w.rc, w.rd, rt, comm,
-                                          MPI_INFO_NULL, &req)
-                  : xchg_alltoallv_init_algo_c(x->algo, sb, w.sc, w.sd, st, rb, w.rc, w.rd,
-                                               rt, comm, MPI_INFO_NULL, &req);
+        xchg_request req = XCHG_REQUEST_NULL;
+        if (x->persistent == NONBLOCKING)
+            err = x->algo == XCHG_ALGO_AUTO
+                      ? xchg_ialltoallv_c(sb, w.sc, w.sd, st, rb, w.rc, w.rd, rt, comm, &req)
+                      : xchg_ialltoallv_algo_c(x->algo, sb, w.sc, w.sd, st, rb, w.rc, w.rd, rt,
+                                               comm, &req);
+        else
+            err = x->algo == XCHG_ALGO_AUTO
+                      ? xchg_alltoallv_init_c(sb, w.sc, w.sd, st, rb, w.rc, w.rd, rt, comm,
+                                              MPI_INFO_NULL, &req)
+                      : xchg_alltoallv_init_algo_c(x->algo, sb, w.sc, w.sd, st, rb, w.rc, w.rd,
+                                                   rt, comm, MPI_INFO_NULL, &req);
         /* the request keeps its own copies: scribble over ours */
         for (int i = 0; i < P; i++)
             w.rc[i] = w.sc[i] = -1;
         if (err == MPI_SUCCESS) {
-            /* three cycles give the same result: the receive blocks are
-             * overwritten with the same data each time (not in place: there
-             * each start would send the previous result) */
-            int cycles = sb == MPI_IN_PLACE ? 1 : 3;
-            for (int k = 0; k < cycles && err == MPI_SUCCESS; k++) {
-                err = xchg_start(req);
-                if (err == MPI_SUCCESS)
-                    err = xchg_wait(req);
+            if (x->persistent == NONBLOCKING) {
+                err = xchg_wait(req);
+            } else {
+                /* three cycles give the same result: the receive blocks are
+                 * overwritten with the same data each time (not in place:
+                 * there each start would send the previous result) */
+                int cycles = sb == MPI_IN_PLACE ? 1 : 3;
+                for (int k = 0; k < cycles && err == MPI_SUCCESS; k++) {
+                    err = xchg_start(req);
+                    if (err == MPI_SUCCESS)
+                        err = xchg_wait(req);
+                }
             }
             if (x->algo != XCHG_ALGO_AUTO && xchg_request_algo(req) != x->algo)
                 x->ran_algo_ok = 0;
