@@ -182,8 +182,10 @@ XCHG_API xchg_algo xchg_request_algo(xchg_request req);
  * Limits: the first exchange on a communicator makes xchg's state for it
  * (collective, blocking; xchg_comm_prepare does it beforehand); rma_fence
  * and rma_lock synchronise their windows by blocking MPI calls inside test
- * and wait; hierarchical and grid split node communicators (blocking, once
- * per communicator). README "Nonblocking".
+ * and wait; hierarchical splits node communicators (blocking, at the start
+ * of its first exchange on a communicator; auto's first exchange on a
+ * communicator of several multi-rank nodes makes them too, since auto may
+ * choose hierarchical). README "Nonblocking".
  */
 XCHG_API int xchg_ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
                              MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],

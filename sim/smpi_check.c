@@ -127,6 +127,44 @@ int main(int argc, char **argv)
                  tmax * 1e6);
         check(r == MPI_SUCCESS && memcmp(got, ref, sizeof(int) * rtot) == 0, what);
     }
+
+    /* 4. auto inside a nonblocking exchange on several nodes: the start
+     * makes hierarchical's node communicators (its split is blocking and
+     * cannot run inside the exchange's coroutine), so auto may run it
+     * there. A tuning-table rule makes auto choose it. */
+    if (rank == 0) {
+        FILE *f = fopen("/tmp/xchg-smpi-check-table", "w");
+        if (f) {
+            fputs("rule 1 1000000 0 1000000000 hierarchical\n", f);
+            fclose(f);
+        }
+        setenv("XCHG_TUNING_FILE", "/tmp/xchg-smpi-check-table", 1);
+        setenv("XCHG_AUTO_MIN_P", "1", 1);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    {
+        MPI_Comm comm;
+        MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+        memset(got, 0xff, sizeof(int) * (rtot + 1));
+        xchg_request req = NULL;
+        int r = xchg_ialltoallv(sb, sc, sd, MPI_INT, got, rc_, rd, MPI_INT, comm, &req);
+        if (r == MPI_SUCCESS)
+            r = xchg_wait(req);
+        xchg_algo ran = req ? xchg_request_algo(req) : XCHG_ALGO_INVALID;
+        if (req)
+            xchg_request_free(&req);
+        int multi = same > 1 && same < P;
+        check(r == MPI_SUCCESS && memcmp(got, ref, sizeof(int) * rtot) == 0 &&
+                  (!multi || ran == XCHG_ALGO_HIERARCHICAL),
+              "auto runs hierarchical in a nonblocking exchange");
+        MPI_Comm_free(&comm);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        unsetenv("XCHG_TUNING_FILE");
+        unsetenv("XCHG_AUTO_MIN_P");
+        remove("/tmp/xchg-smpi-check-table");
+    }
     free(sc); free(sd); free(rc_); free(rd); free(sb); free(ref); free(got); free(cnt);
     MPI_Finalize();
     return fails ? 1 : 0;

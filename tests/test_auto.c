@@ -25,6 +25,10 @@
  * XCHG_AUTO_REFRESH calls (16 here);
  *   - a padded algorithm is cached and the next pattern no longer fits
  *     XCHG_MAX_TEMP_BYTES (it must re-agree, not fail);
+ *   - hierarchical is chosen (by a table rule) for nonblocking calls
+ *     before its node communicators exist: another algorithm runs (never a
+ *     split inside the exchange), the same on every rank, until a blocking
+ *     call has made them;
  * and communicators created, used (refresh included) and freed many times
  * neither hang nor fail. The persistent API chooses once, at init, from
  * its own counts.
@@ -65,7 +69,7 @@ enum { TINY = 0, LARGE = 1, SELF_LARGE = 2 };
  * (LARGE), or tiny blocks except a large one to itself (SELF_LARGE: no
  * other rank can see it) from this rank; returns the algorithm xchg ran, *correct when
  * the result equals MPI_Alltoallv's. */
-static xchg_algo exchange(int kind, MPI_Comm comm, int *correct)
+static xchg_algo exchange_as(int kind, MPI_Comm comm, int *correct, int nonblocking)
 {
     int *sc = calloc(P, sizeof(int)), *sd = calloc(P, sizeof(int));
     int *rc = calloc(P, sizeof(int)), *rd = calloc(P, sizeof(int));
@@ -83,12 +87,27 @@ static xchg_algo exchange(int kind, MPI_Comm comm, int *correct)
     for (int k = 0; k < st; k++)
         sb[k] = (char)(rank * 31 + k * 7);
     MPI_Alltoallv(sb, sc, sd, MPI_BYTE, r1, rc, rd, MPI_BYTE, comm);
-    int e = xchg_alltoallv(sb, sc, sd, MPI_BYTE, r2, rc, rd, MPI_BYTE, comm);
+    int e;
+    if (nonblocking) {
+        xchg_request req = NULL;
+        e = xchg_ialltoallv(sb, sc, sd, MPI_BYTE, r2, rc, rd, MPI_BYTE, comm, &req);
+        if (e == MPI_SUCCESS)
+            e = xchg_wait(req);
+        if (req)
+            xchg_request_free(&req);
+    } else {
+        e = xchg_alltoallv(sb, sc, sd, MPI_BYTE, r2, rc, rd, MPI_BYTE, comm);
+    }
     *correct = e == MPI_SUCCESS && memcmp(r1, r2, rt) == 0;
     xchg_stats s;
     xchg_get_stats(comm, &s);
     free(sc); free(sd); free(rc); free(rd); free(sb); free(r1); free(r2);
     return e == MPI_SUCCESS ? s.algo : XCHG_ALGO_INVALID;
+}
+
+static xchg_algo exchange(int kind, MPI_Comm comm, int *correct)
+{
+    return exchange_as(kind, comm, correct, 0);
 }
 
 /* The algorithm the table gives a pattern where rank 0 sends kind0 and the
@@ -302,6 +321,42 @@ int main(int argc, char **argv)
         }
         free(c); free(d); free(sb); free(rb);
     }
+
+    /* hierarchical splits its node communicators on first use, which a
+     * nonblocking exchange cannot do inside its coroutine: auto runs the
+     * model's best other algorithm there until a blocking call (or a
+     * nonblocking start on a multi-node communicator) has made them, then
+     * hierarchical; the same on every rank, always correct. Nodes of 2
+     * ranks (XCHG_RANKS_PER_NODE) so that it has several. */
+    write_table("hierarchical");
+    setenv("XCHG_RANKS_PER_NODE", "2", 1);
+    {
+        MPI_Comm comm;
+        MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+        MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+        int ok[5];
+        xchg_algo a[5];
+        a[0] = exchange_as(TINY, comm, &ok[0], 1); /* nothing made yet */
+        a[1] = exchange_as(TINY, comm, &ok[1], 1);
+        a[2] = exchange_as(TINY, comm, &ok[2], 0); /* makes them */
+        a[3] = exchange_as(TINY, comm, &ok[3], 1);
+        a[4] = exchange_as(TINY, comm, &ok[4], 0);
+        int same = 1;
+        for (int i = 0; i < 5; i++)
+            same &= same_everywhere((int)a[i], comm);
+        expect(ok[0] && ok[1] && ok[2] && ok[3] && ok[4] && same,
+               "hierarchical by table, blocking and nonblocking: correct, same everywhere");
+        expect(P == 1 ? a[0] == XCHG_ALGO_HIERARCHICAL && a[1] == a[0]
+                      : a[0] != XCHG_ALGO_HIERARCHICAL && a[0] != XCHG_ALGO_INVALID &&
+                            a[1] == a[0],
+               "hierarchical by table: a nonblocking call before its communicators exist "
+               "runs another algorithm");
+        expect(a[2] == XCHG_ALGO_HIERARCHICAL && a[3] == XCHG_ALGO_HIERARCHICAL &&
+                   a[4] == XCHG_ALGO_HIERARCHICAL,
+               "hierarchical by table: run once a blocking call has made its communicators");
+        MPI_Comm_free(&comm);
+    }
+    unsetenv("XCHG_RANKS_PER_NODE");
 
     unsetenv("XCHG_TUNING_FILE");
     remove(table_path);

@@ -130,9 +130,10 @@ static int hier_tables(hier_state *h, int P)
     return MPI_SUCCESS;
 }
 
-static int hier_build(xchg_call *c, long rpn, hier_state **out)
+static int hier_build(xchg_comm_state *cs, long rpn, hier_state **out)
 {
-    const int P = c->size, me = c->rank;
+    const int P = cs->size, me = cs->rank;
+    const MPI_Comm comm = cs->pcomm;
     hier_state *h = calloc(1, sizeof *h);
     int *tmp = malloc(sizeof(int) * 3 * (size_t)P);
     if (h) {
@@ -147,15 +148,15 @@ static int hier_build(xchg_call *c, long rpn, hier_state **out)
                                "on rank %d", me);
     }
     h->rpn = rpn;
-    int rc = rpn > 0 ? MPI_Comm_split(c->comm, (int)(me / rpn), me, &h->node)
-                     : MPI_Comm_split_type(c->comm, MPI_COMM_TYPE_SHARED, me,
+    int rc = rpn > 0 ? MPI_Comm_split(comm, (int)(me / rpn), me, &h->node)
+                     : MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, me,
                                            MPI_INFO_NULL, &h->node);
     if (rc == MPI_SUCCESS)
         rc = MPI_Comm_set_errhandler(h->node, MPI_ERRORS_RETURN);
     if (rc == MPI_SUCCESS) {
         MPI_Comm_rank(h->node, &h->lrank);
         MPI_Comm_size(h->node, &h->lsize);
-        rc = MPI_Comm_split(c->comm, h->lrank == 0 ? 0 : MPI_UNDEFINED, me, &h->leaders);
+        rc = MPI_Comm_split(comm, h->lrank == 0 ? 0 : MPI_UNDEFINED, me, &h->leaders);
     }
     if (rc == MPI_SUCCESS && h->leaders != MPI_COMM_NULL)
         rc = MPI_Comm_set_errhandler(h->leaders, MPI_ERRORS_RETURN);
@@ -165,7 +166,7 @@ static int hier_build(xchg_call *c, long rpn, hier_state **out)
     if (rc == MPI_SUCCESS)
         rc = xchg_mpi_bcast(&myleader, 1, MPI_INT, 0, h->node);
     if (rc == MPI_SUCCESS)
-        rc = xchg_mpi_allgather(&myleader, 1, MPI_INT, lead, 1, MPI_INT, c->comm);
+        rc = xchg_mpi_allgather(&myleader, 1, MPI_INT, lead, 1, MPI_INT, comm);
     if (rc == MPI_SUCCESS) {
         /* Node numbers follow the leaders' ranks, as in the leaders' comm. */
         int n = 0;
@@ -206,24 +207,50 @@ static void flag_merge(int64_t *dst, const int64_t *src)
     }
 }
 
+/* The node and leader communicators and tables of cs, made on first use
+ * (collective over cs->pcomm: two splits, a bcast on the node and an
+ * allgather). */
+static int hier_state_of(xchg_comm_state *cs, hier_state **out)
+{
+    const long rpn = cs->settings.ranks_per_node;
+    hier_state *h = cs->ext[XCHG_EXT_HIERARCHICAL];
+    if (h && h->rpn != rpn) { /* never: the setting is fixed per communicator */
+        hier_free(h);
+        cs->ext[XCHG_EXT_HIERARCHICAL] = h = NULL;
+    }
+    if (!h) {
+        int rc = hier_build(cs, rpn, &h);
+        if (rc != MPI_SUCCESS) {
+            cs->hier_failed = 1; /* auto stops choosing it (select.c) */
+            return rc;
+        }
+        cs->ext[XCHG_EXT_HIERARCHICAL] = h;
+        cs->ext_free[XCHG_EXT_HIERARCHICAL] = hier_free;
+    }
+    *out = h;
+    return MPI_SUCCESS;
+}
+
+int xchg_hierarchical_prepare(xchg_comm_state *cs)
+{
+    hier_state *h;
+    return cs->size > 1 ? hier_state_of(cs, &h) : MPI_SUCCESS;
+}
+
+int xchg_hierarchical_ready(const xchg_comm_state *cs)
+{
+    return cs->size == 1 || cs->ext[XCHG_EXT_HIERARCHICAL] != NULL; /* one rank: a copy */
+}
+
 int xchg_alltoallv_hierarchical(xchg_call *c)
 {
     const int P = c->size, me = c->rank;
     if (P == 1)
         return xchg_self_copy(c);
-    const long rpn = c->cs->settings.ranks_per_node;
-    hier_state *h = c->cs->ext[XCHG_EXT_HIERARCHICAL];
-    int rc = MPI_SUCCESS;
-    if (h && h->rpn != rpn) { /* never: the setting is fixed per communicator */
-        hier_free(h);
-        c->cs->ext[XCHG_EXT_HIERARCHICAL] = h = NULL;
-    }
-    if (!h) {
-        if ((rc = hier_build(c, rpn, &h)) != MPI_SUCCESS)
-            return rc;
-        c->cs->ext[XCHG_EXT_HIERARCHICAL] = h;
-        c->cs->ext_free[XCHG_EXT_HIERARCHICAL] = hier_free;
-    }
+    hier_state *h = NULL;
+    int rc = hier_state_of(c->cs, &h);
+    if (rc != MPI_SUCCESS)
+        return rc;
 
     const int L = h->lsize, N = h->nnodes, leader = h->lrank == 0;
     const int *perm = h->perm, *first = h->first;
@@ -471,7 +498,7 @@ int xchg_alltoallv_hierarchical(xchg_call *c)
             off += (size_t)c->sendcounts[r] * (size_t)ssz;
         }
     }
-    if ((err = MPI_Gatherv(obuf, (int)out_total, MPI_BYTE, G, gcount, goff, MPI_BYTE, 0,
+    if ((err = xchg_mpi_gatherv(obuf, (int)out_total, MPI_BYTE, G, gcount, goff, MPI_BYTE, 0,
                            h->node)) != MPI_SUCCESS)
         goto out;
     if (leader) {
@@ -539,7 +566,7 @@ int xchg_alltoallv_hierarchical(xchg_call *c)
         err = lerr;
         goto out;
     }
-    err = MPI_Scatterv(R, rcount, roff, MPI_BYTE, ibuf, (int)in_recv, MPI_BYTE, 0, h->node);
+    err = xchg_mpi_scatterv(R, rcount, roff, MPI_BYTE, ibuf, (int)in_recv, MPI_BYTE, 0, h->node);
     if (lerr != MPI_SUCCESS || err != MPI_SUCCESS) {
         err = lerr != MPI_SUCCESS ? lerr : err;
         goto out;

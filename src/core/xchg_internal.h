@@ -97,6 +97,8 @@ typedef struct xchg_comm_state {
     int rank, size;
     xchg_settings settings; /* agreed once, when the state was made */
     int node_ready;        /* node_size and on_node are known (xchg_comm_node_map) */
+    int auto_prepared;     /* xchg_select_prepare: 1 node map, 2 hierarchical's too */
+    int hier_failed;       /* hierarchical's communicators could not be made */
     int node_size;         /* ranks sharing this rank's node (shared memory) */
     unsigned char *on_node; /* on_node[j]: rank j of pcomm shares this rank's node
                               (NULL: unknown, every other rank counts as off-node) */
@@ -281,6 +283,17 @@ int xchg_select_finish(xchg_call *c);
  * argument error) drops the refresh it armed, before anything was sent. */
 void xchg_select_abandon(xchg_call *c);
 int xchg_select_alltoallv_now(xchg_call *c, xchg_algo *chosen);
+/* The one-time collective setup the automatic choice needs on cs, made
+ * at a point every rank reaches together: the node map (auto's first,
+ * blocking agreement) and, for nonblocking exchanges (at their start,
+ * outside the coroutine), hierarchical's node communicators where the
+ * model may choose it. Nothing is done twice; failures only narrow the
+ * choice. */
+void xchg_select_prepare(xchg_comm_state *cs, int nonblocking);
+/* hierarchical.c: its node and leader communicators made now
+ * (collective over cs->pcomm), and whether they exist. */
+int xchg_hierarchical_prepare(xchg_comm_state *cs);
+int xchg_hierarchical_ready(const xchg_comm_state *cs);
 
 /* Nonblocking exchanges (src/sched/nonblocking.c): fn(arg) runs as a
  * coroutine once the exchanges started before it on cs are complete;
@@ -320,6 +333,12 @@ int xchg_mpi_gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf
                     MPI_Datatype rtype, int root, MPI_Comm comm);
 int xchg_mpi_scatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
                      MPI_Datatype rtype, int root, MPI_Comm comm);
+int xchg_mpi_gatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                     const int rcounts[], const int displs[], MPI_Datatype rtype, int root,
+                     MPI_Comm comm);
+int xchg_mpi_scatterv(const void *sbuf, const int scounts[], const int displs[],
+                      MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root,
+                      MPI_Comm comm);
 /* Under MPICH (which raises completion errors of MPI_Wait and MPI_Test on
  * MPI_COMM_WORLD's handler): MPI_COMM_WORLD's handler returns between
  * xchg_world_errors_return(1) and (0); nestable, thread-safe. Elsewhere a

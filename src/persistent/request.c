@@ -261,17 +261,19 @@ static int complete(struct xchg_request_s *r, int rc)
  * other across ranks. So what has no nonblocking form runs at the start
  * (after what is queued on cs), where every rank is at the same point of
  * its program: the RMA algorithms (a window per call, fences, locks) and
- * one-time setup (hierarchical's node communicators; the node map auto's
- * model needs, made now if missing, after which auto runs nonblocking). */
+ * one-time setup (hierarchical's node communicators; the node map and
+ * those communicators for auto, made now if missing, after which auto
+ * runs nonblocking). */
 static int blocking_start(xchg_comm_state *cs, xchg_algo algo)
 {
     if (algo == XCHG_ALGO_RMA_FENCE || algo == XCHG_ALGO_RMA_LOCK)
         return 1;
     if (algo == XCHG_ALGO_HIERARCHICAL && !cs->ext[XCHG_EXT_HIERARCHICAL])
         return 1;
-    if (algo == XCHG_ALGO_AUTO && !cs->node_ready && cs->size >= cs->settings.auto_min_p) {
+    if (algo == XCHG_ALGO_AUTO && !(cs->auto_prepared & 2) &&
+        cs->size >= cs->settings.auto_min_p) {
         xchg_nb_drain(cs);
-        xchg_comm_node_map(cs); /* collective; a failure leaves it unknown */
+        xchg_select_prepare(cs, 1); /* collective; a failure only narrows the choice */
     }
     return 0;
 }

@@ -7,8 +7,9 @@
  * between tests, so the caller of xchg_test/xchg_wait regains control
  * whenever the exchange would wait. Calls with no nonblocking form (window
  * creation and synchronisation of rma_fence/rma_lock, the node
- * communicators' splits of hierarchical and grid, made once per
- * communicator) stay blocking there: README "Nonblocking".
+ * communicators' splits of hierarchical, made once per communicator) are
+ * made at the exchange's start instead (request.c, blocking_start):
+ * README "Nonblocking".
  */
 #include "xchg_internal.h"
 #include "coro.h"
@@ -205,4 +206,22 @@ int xchg_mpi_scatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbu
     if (!xchg_coro_inside())
         return MPI_Scatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
     NB_COLL(MPI_Iscatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, &r));
+}
+
+int xchg_mpi_gatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                     const int rcounts[], const int displs[], MPI_Datatype rtype, int root,
+                     MPI_Comm comm)
+{
+    if (!xchg_coro_inside())
+        return MPI_Gatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm);
+    NB_COLL(MPI_Igatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm, &r));
+}
+
+int xchg_mpi_scatterv(const void *sbuf, const int scounts[], const int displs[],
+                      MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root,
+                      MPI_Comm comm)
+{
+    if (!xchg_coro_inside())
+        return MPI_Scatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm);
+    NB_COLL(MPI_Iscatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm, &r));
 }

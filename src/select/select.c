@@ -56,12 +56,22 @@
 #include <string.h>
 
 /* Algorithms the model may choose. Not offered: vendor (the baseline we
- * aim to beat), hierarchical (gathers a node's volume at one rank: chosen
- * by tuning only), rma_* (window creation per call; for persistent use). */
+ * aim to beat), rma_* (window creation per call; for persistent use).
+ * hierarchical: by the model only on shared-memory nodes
+ * (XCHG_RANKS_PER_NODE unset), the nodes it knows; by the model or a
+ * table rule not after its communicators could not be made on some rank
+ * (agreed: XCHG_AF_HIER_FAILED). Its first run splits
+ * them, collectively: fine in a blocking call, where every rank runs it
+ * together, but not inside a nonblocking exchange's coroutine. So a
+ * nonblocking auto exchange makes them at its start
+ * (xchg_select_prepare), and a call that would run hierarchical inside a
+ * coroutine without them runs the model's best other candidate instead
+ * (the same on every rank: the choice and the kind of call are). */
 static const xchg_algo candidates[] = {
     XCHG_ALGO_LINEAR,         XCHG_ALGO_SCATTERED,      XCHG_ALGO_PAIRWISE,
     XCHG_ALGO_PADDED_ALLTOALL, XCHG_ALGO_BRUCK_TWOPHASE, XCHG_ALGO_BRUCK_RADIX,
     XCHG_ALGO_BRUCK_PADDED,   XCHG_ALGO_GRID,           XCHG_ALGO_HYBRID,
+    XCHG_ALGO_HIERARCHICAL,
 };
 
 
@@ -83,6 +93,7 @@ static long setting_auto_refresh(const xchg_call *c) { return c->cs->settings.au
 typedef struct select_state {
     int have;                  /* choice below is agreed */
     xchg_algo choice;
+    xchg_algo fallback;        /* the model's best other than hierarchical (runnable()) */
     int armed;                 /* this call refreshes the choice */
     int started;               /* ... and the agreement is in flight */
     int start_rc;              /* what starting it returned */
@@ -158,15 +169,18 @@ static void local_fields(const xchg_call *c, long long *f)
     f[XCHG_AF_MAX_SMALL_SEND] = ssmall;
     f[XCHG_AF_MAX_SMALL_RECV] = rsmall;
     f[XCHG_AF_SUM_SMALL] = sum_small;
+    f[XCHG_AF_HIER_FAILED] = c->cs->hier_failed;
+    f[XCHG_AF_MAX_NODE] = c->cs->node_size;
     f[XCHG_AF_SUM_OFF] = soff;
     f[XCHG_AF_SUM_BYTES] = sbytes - (long long)c->sendcounts[c->rank] * c->st.size;
 }
 
-void xchg_pattern_stats_from(xchg_pattern_stats *s, const long long *f, int P, int node_size)
+void xchg_pattern_stats_from(xchg_pattern_stats *s, const long long *f, int P)
 {
     memset(s, 0, sizeof *s);
     s->P = P;
-    s->node_size = node_size;
+    /* the largest node, agreed: a rank's own node size may differ */
+    s->node_size = f[XCHG_AF_MAX_NODE] > 1 ? (int)f[XCHG_AF_MAX_NODE] : 1;
     s->max_block_bytes = f[XCHG_AF_MAX_BLOCK];
     s->max_send_bytes = f[XCHG_AF_MAX_SEND];
     s->max_recv_bytes = f[XCHG_AF_MAX_RECV];
@@ -210,7 +224,7 @@ static unsigned long refresh_cap(const xchg_call *c, xchg_algo choice, const lon
     xchg_pattern_stats s;
     xchg_model_params m;
     model_params(c, &m);
-    xchg_pattern_stats_from(&s, f, c->size, c->cs->node_size);
+    xchg_pattern_stats_from(&s, f, c->size);
     double call = xchg_model_time(choice, &m, &s);
     if (!isfinite(call))
         call = best_t;
@@ -241,17 +255,19 @@ static int moved(const long long *was, const long long *now)
 
 /* The choice from agreed fields: the table's rule, else the model's
  * cheapest (and, for XCHG_VERBOSE, the runner-up). *best_t: the model's
- * cheapest time. */
-static xchg_algo choose(xchg_call *c, const long long *f, int fresh, double *best_out)
+ * cheapest time; *fallback: the cheapest other than hierarchical. */
+static xchg_algo choose(xchg_call *c, const long long *f, int fresh, double *best_out,
+                        xchg_algo *fallback)
 {
     xchg_pattern_stats s;
-    xchg_pattern_stats_from(&s, f, c->size, c->cs->node_size);
+    xchg_pattern_stats_from(&s, f, c->size);
     int table_ok = xchg_table_checksum() != 0 &&
                    f[XCHG_AF_TABLE_HI] == -f[XCHG_AF_TABLE_NEG];
     xchg_model_params m;
     model_params(c, &m);
     xchg_algo best = XCHG_ALGO_LINEAR, second = XCHG_ALGO_INVALID;
-    double best_t = INFINITY, second_t = INFINITY;
+    double best_t = INFINITY, second_t = INFINITY, fallback_t = INFINITY;
+    *fallback = XCHG_ALGO_LINEAR;
     double times[sizeof candidates / sizeof candidates[0]];
     const char *why = "model";
     /* Padded algorithms hold about 2 x P x largest block: never choose one
@@ -265,7 +281,14 @@ static xchg_algo choose(xchg_call *c, const long long *f, int fresh, double *bes
             continue;
         if (is_padded(a) && padded > (double)c->temp_limit)
             continue;
+        if (a == XCHG_ALGO_HIERARCHICAL &&
+            (f[XCHG_AF_HIER_FAILED] || c->cs->settings.ranks_per_node != 0))
+            continue;
         double tm = times[i] = xchg_model_time(a, &m, &s);
+        if (a != XCHG_ALGO_HIERARCHICAL && tm < fallback_t) {
+            fallback_t = tm;
+            *fallback = a;
+        }
         if (tm < best_t) {
             second = best_t < INFINITY ? best : second;
             second_t = best_t;
@@ -278,7 +301,8 @@ static xchg_algo choose(xchg_call *c, const long long *f, int fresh, double *bes
     }
     *best_out = best_t;
     xchg_algo t = table_ok ? xchg_table_lookup(&s, &m) : XCHG_ALGO_INVALID;
-    if (t != XCHG_ALGO_INVALID && !(is_padded(t) && padded > (double)c->temp_limit)) {
+    if (t != XCHG_ALGO_INVALID && !(is_padded(t) && padded > (double)c->temp_limit) &&
+        !(t == XCHG_ALGO_HIERARCHICAL && f[XCHG_AF_HIER_FAILED])) {
         best = t;
         why = "tuning table";
     }
@@ -333,19 +357,35 @@ static void schedule(xchg_call *c, select_state *st, int confirm, xchg_algo now,
         fprintf(stderr, "xchg: auto refreshes again in %lu calls\n", st->interval);
 }
 
-/* A blocking agreement on this call's statistics, and the choice from it. */
-static int agree_now(xchg_call *c, long long *f, xchg_algo *chosen, double *best_t)
+void xchg_select_prepare(xchg_comm_state *cs, int nonblocking)
 {
-    int rc = xchg_comm_node_map(c->cs); /* on first need: collective */
-    if (rc != MPI_SUCCESS)
-        return rc;
+    /* each step once, even if it fails: never again inside a coroutine */
+    if (!(cs->auto_prepared & 1)) {
+        cs->auto_prepared |= 1;
+        (void)xchg_comm_node_map(cs); /* a failure leaves the map unknown */
+    }
+    if (!nonblocking || (cs->auto_prepared & 2))
+        return;
+    cs->auto_prepared |= 2;
+    /* hierarchical can pay where nodes hold several ranks and there are
+     * several nodes; node sizes are local, so whether to split is agreed */
+    int want = cs->settings.ranks_per_node == 0 && cs->node_size > 1 && cs->node_size < cs->size;
+    if (MPI_Allreduce(MPI_IN_PLACE, &want, 1, MPI_INT, MPI_MAX, cs->pcomm) == MPI_SUCCESS && want)
+        (void)xchg_hierarchical_prepare(cs); /* a failure sets cs->hier_failed */
+}
+
+/* A blocking agreement on this call's statistics, and the choice from it. */
+static int agree_now(xchg_call *c, long long *f, xchg_algo *chosen, double *best_t,
+                     xchg_algo *fallback)
+{
+    xchg_select_prepare(c->cs, 0); /* on first need: collective */
     local_fields(c, f);
-    rc = xchg_agree_blocking(c->comm, c->rank, c->size, f);
+    int rc = xchg_agree_blocking(c->comm, c->rank, c->size, f);
     if (rc == MPI_SUCCESS)
         rc = xchg_agree_result(c->rank, c->size, c->arg_err, (int64_t)f[XCHG_AF_ERROR_CLASS],
                                "auto");
     if (rc == MPI_SUCCESS)
-        *chosen = choose(c, f, 1, best_t);
+        *chosen = choose(c, f, 1, best_t, fallback);
     return rc;
 }
 
@@ -353,7 +393,18 @@ int xchg_select_alltoallv_now(xchg_call *c, xchg_algo *chosen)
 {
     long long f[XCHG_AF_COUNT];
     double best_t;
-    return agree_now(c, f, chosen, &best_t);
+    xchg_algo fallback;
+    return agree_now(c, f, chosen, &best_t, &fallback);
+}
+
+/* hierarchical inside a coroutine needs its communicators made already
+ * (they are split collectively on first use): else the fallback. */
+static xchg_algo runnable(const xchg_call *c, const select_state *st)
+{
+    if (st->choice == XCHG_ALGO_HIERARCHICAL && xchg_coro_inside() &&
+        !xchg_hierarchical_ready(c->cs))
+        return st->fallback;
+    return st->choice;
 }
 
 int xchg_select_alltoallv(xchg_call *c, xchg_algo *chosen)
@@ -372,12 +423,13 @@ int xchg_select_alltoallv(xchg_call *c, xchg_algo *chosen)
         /* first call, or a padded choice: agreed on this call's statistics */
         long long f[XCHG_AF_COUNT];
         double best_t;
-        int rc = agree_now(c, f, chosen, &best_t);
+        int rc = agree_now(c, f, chosen, &best_t, &st->fallback);
         if (rc != MPI_SUCCESS)
             return rc;
         schedule(c, st, 0, *chosen, f, best_t);
         st->choice = *chosen;
         st->have = 1;
+        *chosen = runnable(c, st);
         if (is_padded(*chosen)) { /* it needs no agreement of its own */
             c->padded_agreed = 1;
             c->padded_max_block = (uint64_t)f[XCHG_AF_MAX_BLOCK];
@@ -385,13 +437,10 @@ int xchg_select_alltoallv(xchg_call *c, xchg_algo *chosen)
         }
         return MPI_SUCCESS;
     }
-    *chosen = st->choice;
+    *chosen = runnable(c, st);
     if (st->ncalls < st->next_refresh)
         return MPI_SUCCESS; /* the cached choice, no agreement at all */
-    int rc = xchg_comm_node_map(c->cs); /* made by the first call: no traffic */
-    if (rc != MPI_SUCCESS)
-        return rc;
-    local_fields(c, st->mine);
+    local_fields(c, st->mine); /* the node map was made by the first call */
     st->armed = 1; /* started at the algorithm's first wait, or at the end */
     return MPI_SUCCESS;
 }
@@ -522,7 +571,7 @@ int xchg_select_finish(xchg_call *c)
         return rc;
     }
     double best_t;
-    xchg_algo now = choose(c, st->op.acc, 0, &best_t);
+    xchg_algo now = choose(c, st->op.acc, 0, &best_t, &st->fallback);
     schedule(c, st, 1, now, st->op.acc, best_t);
     st->choice = now;
     return MPI_SUCCESS;

@@ -28,6 +28,8 @@ enum {
     XCHG_AF_MAX_LARGE_POSTS, /* most blocks over T (sends + receives) of a rank */
     XCHG_AF_MAX_SMALL_SEND,  /* largest volume a rank sends in blocks up to T */
     XCHG_AF_MAX_SMALL_RECV,  /* ... and receives */
+    XCHG_AF_HIER_FAILED,     /* 1 where hierarchical may not be chosen (its split failed) */
+    XCHG_AF_MAX_NODE,        /* most ranks on one node (a rank's node size is local) */
     XCHG_AF_NMAX,
     XCHG_AF_SUM_OFF = XCHG_AF_NMAX, /* SUM: bytes sent off-node, all ranks */
     XCHG_AF_SUM_BYTES,       /* SUM: bytes sent, all ranks (self excluded) */
@@ -78,7 +80,7 @@ typedef struct xchg_pattern_stats {
 } xchg_pattern_stats;
 
 /* Statistics from reduced agreement fields. */
-void xchg_pattern_stats_from(xchg_pattern_stats *s, const long long *f, int P, int node_size);
+void xchg_pattern_stats_from(xchg_pattern_stats *s, const long long *f, int P);
 
 typedef struct xchg_model_params {
     double alpha;        /* s of wire latency between nodes */
