@@ -72,6 +72,15 @@ static double alpha_at(const xchg_model_params *m, const xchg_pattern_stats *s, 
     return m->alpha_intra + f * (m->alpha - m->alpha_intra);
 }
 
+/* Nonempty blocks: the busiest rank's share of its 2(P-1) sends and
+ * receives (1 where unknown). */
+static double nonempty_share(const xchg_pattern_stats *s)
+{
+    const double P = (double)s->P;
+    return P > 1 && s->max_posts > 0 ? fmin(1.0, (double)s->max_posts / (2.0 * (P - 1.0)))
+                                     : 1.0;
+}
+
 /* Local copies: bytes at m->copy plus m->copy_call per block copied. */
 static double copies(const xchg_model_params *m, double bytes, double calls)
 {
@@ -118,11 +127,7 @@ static double bruck_time(const xchg_model_params *m, const xchg_pattern_stats *s
     const double node = s->node_size > 1 ? (double)s->node_size : 1.0;
     const double mean = P > 0 ? (double)s->sum_bytes / P : 0.0;
     const double snd = (double)s->max_send_bytes, rcv = (double)s->max_recv_bytes;
-    /* nonempty blocks: the busiest rank's share of its 2(P-1) */
-    const double dens = P > 1 && s->max_posts > 0
-                            ? fmin(1.0, (double)s->max_posts / (2.0 * (P - 1.0)))
-                            : 1.0;
-    const double blocks = fmax(1.0, P * dens);
+    const double blocks = fmax(1.0, P * nonempty_share(s));
     double t = copies(m, fmax(mean, snd), blocks) + copies(m, fmax(mean, rcv), blocks);
     double spread = 1.0;
     for (double w = 1.0; w < P; w *= r, spread /= r) {
@@ -255,10 +260,11 @@ double xchg_model_time(xchg_algo algo, const xchg_model_params *m, const xchg_pa
          * the sizes (P+3 int64 per member) gathered to the leader and
          * scattered back (binomial trees on the node), the leaders' size
          * matrices (N-1 messages of L x L int64 each way), then the data:
-         * gathered to the leader (through shared memory), N-1 messages each way between leaders (the node's
-         * off-node volume on its link), scattered back; every member packs
-         * and unpacks its blocks. A single node, or one rank per node,
-         * gains nothing: not modelled. */
+         * gathered to the leader (through shared memory), N-1 messages
+         * each way between leaders (the node's off-node volume on its
+         * link), scattered back; every member packs and unpacks its
+         * blocks. A single node, or one rank per node, gains nothing: not
+         * modelled. */
         const double L = node, N = ceil(P / node);
         if (L <= 1.0 || N <= 1.0)
             return INFINITY;
@@ -274,11 +280,8 @@ double xchg_model_time(xchg_algo algo, const xchg_model_params *m, const xchg_pa
         const double gatherv = m->alpha_intra + fmax((L - 1.0) * o, snd * m->beta_intra) + o;
         const double scatterv = m->alpha_intra + fmax((L - 1.0) * o, rcv * m->beta_intra) + o;
         const double data = a + fmax(2.0 * (N - 1.0) * o, off * m->beta + (N - 1.0) * o);
-        const double dens = P > 1 && s->max_posts > 0
-                                ? fmin(1.0, (double)s->max_posts / (2.0 * (P - 1.0)))
-                                : 1.0;
         return 2.0 * tree + leaders + gatherv + data + scatterv +
-               copies(m, snd + rcv, 2.0 * (P - 1.0) * dens);
+               copies(m, snd + rcv, 2.0 * (P - 1.0) * nonempty_share(s));
     }
     case XCHG_ALGO_GRID: {
         /* sizes to the row (q = sqrt P partners, a row is consecutive
