@@ -29,6 +29,9 @@
  *     before its node communicators exist: another algorithm runs (never a
  *     split inside the exchange), the same on every rank, until a blocking
  *     call has made them;
+ *   - MPI refuses hierarchical's split (MPI_Comm_split wrapped here): the
+ *     call fails with one error class on every rank, and auto stops
+ *     choosing hierarchical (the failure is agreed), so later calls succeed;
  * and communicators created, used (refresh included) and freed many times
  * neither hang nor fail. The persistent API chooses once, at init, from
  * its own counts.
@@ -41,6 +44,20 @@
 #include <unistd.h>
 
 static int rank, P, npass, nfail;
+
+/* MPI_Comm_split refused on every rank while set (hierarchical's node
+ * split; the test itself makes none): what MPI does when it has no
+ * communicator left. */
+static int refuse_splits;
+int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
+{
+    if (refuse_splits) {
+        *newcomm = MPI_COMM_NULL;
+        return MPI_ERR_COMM;
+    }
+    return PMPI_Comm_split(comm, color, key, newcomm);
+}
+static int last_err; /* exchange_as's return code */
 
 static void expect(int cond, const char *what)
 {
@@ -99,6 +116,7 @@ static xchg_algo exchange_as(int kind, MPI_Comm comm, int *correct, int nonblock
         e = xchg_alltoallv(sb, sc, sd, MPI_BYTE, r2, rc, rd, MPI_BYTE, comm);
     }
     *correct = e == MPI_SUCCESS && memcmp(r1, r2, rt) == 0;
+    last_err = e;
     xchg_stats s;
     xchg_get_stats(comm, &s);
     free(sc); free(sd); free(rc); free(rd); free(sb); free(r1); free(r2);
@@ -354,6 +372,40 @@ int main(int argc, char **argv)
         expect(a[2] == XCHG_ALGO_HIERARCHICAL && a[3] == XCHG_ALGO_HIERARCHICAL &&
                    a[4] == XCHG_ALGO_HIERARCHICAL,
                "hierarchical by table: run once a blocking call has made its communicators");
+        MPI_Comm_free(&comm);
+    }
+
+    /* The split refused on every rank: the exchange fails alike on every
+     * rank, then (the failure agreed) auto runs something else. */
+    {
+        MPI_Comm comm;
+        MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+        MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+        refuse_splits = 1;
+        int ok[4], cls[4], alike = 1, settled = 1;
+        xchg_algo a[4];
+        for (int i = 0; i < 4; i++) {
+            if (i == 3)
+                refuse_splits = 0;
+            a[i] = exchange_as(TINY, comm, &ok[i], i == 3);
+            cls[i] = MPI_SUCCESS;
+            if (last_err != MPI_SUCCESS)
+                MPI_Error_class(last_err, &cls[i]);
+            /* each call: all ranks right, or all failed with one class */
+            int lo_ok, hi_ok;
+            MPI_Allreduce(&ok[i], &lo_ok, 1, MPI_INT, MPI_MIN, comm);
+            MPI_Allreduce(&ok[i], &hi_ok, 1, MPI_INT, MPI_MAX, comm);
+            alike &= lo_ok == hi_ok && same_everywhere(cls[i], comm) &&
+                     same_everywhere((int)a[i], comm) && (ok[i] || cls[i] != MPI_SUCCESS);
+        }
+        refuse_splits = 0;
+        settled = ok[2] && ok[3] && a[2] != XCHG_ALGO_HIERARCHICAL &&
+                  a[3] != XCHG_ALGO_HIERARCHICAL;
+        expect(alike, "hierarchical's split refused: every call ends alike on every rank");
+        expect(P == 1 ? ok[0] : !ok[0] && cls[0] == MPI_ERR_COMM,
+               "hierarchical's split refused: the call fails with MPI's class");
+        expect(P == 1 || settled,
+               "hierarchical's split refused: auto then runs another algorithm, correctly");
         MPI_Comm_free(&comm);
     }
     unsetenv("XCHG_RANKS_PER_NODE");
