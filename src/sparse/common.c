@@ -52,6 +52,14 @@ void xchg_sparse_buf_free(xchg_sparse_call *s, xchg_sparse_buf *b)
     memset(b, 0, sizeof *b);
 }
 
+int xchg_sparse_census_degree(const xchg_sparse_call *s)
+{
+    int n = 0;
+    for (int i = 0; i < s->ndest && n < XCHG_SPARSE_DEGREE_CLIP; i++)
+        n += xchg_sparse_remote(s, i);
+    return n;
+}
+
 int xchg_sparse_isend_all(xchg_sparse_call *s, int ssend, MPI_Request *reqs, int *nreq)
 {
     int n = 0, rc = MPI_SUCCESS;

@@ -5,6 +5,11 @@
  * Isend, and Probe(MPI_ANY_SOURCE)/Recv exactly that many messages.
  * The census is one collective whose cost grows more slowly than an
  * alltoall's, but senders stay unknown until their message arrives.
+ * Each rank adds P times its number of remote messages to every entry
+ * (where that fits an int: P <= 5838): the sum is then nrecv + P x (the
+ * messages of all ranks), the same multiple on every rank, from which
+ * sparse auto chooses the next call, with no extra collective and no
+ * wider entries.
  */
 #include "sparse_internal.h"
 
@@ -12,18 +17,27 @@
 
 int xchg_sparse_rsx(xchg_sparse_call *s)
 {
-    int P = s->size, nrecv = 0, nsend = 0;
+    int P = s->size, nsend = 0;
+    int got = 0;
     int *flags = calloc((size_t)P, sizeof *flags);
     MPI_Request *reqs = malloc((s->ndest ? (size_t)s->ndest : 1) * sizeof *reqs);
     if (!flags || !reqs) {
         free(flags); free(reqs);
         return xchg_error_code(MPI_ERR_NO_MEM, "rsx: no memory for %d flags", P);
     }
+    /* the largest sum, P - 1 + P * P * clip, must fit an int */
+    int fold = (long long)P * P * XCHG_SPARSE_DEGREE_CLIP + P - 1 <= 2147483647LL;
+    int add = fold ? P * xchg_sparse_census_degree(s) : 0;
+    for (int q = 0; q < P; q++)
+        flags[q] = add;
     for (int i = 0; i < s->ndest; i++)
         if (xchg_sparse_remote(s, i))
-            flags[s->dests[i]] = 1;
-    int rc = MPI_Reduce_scatter_block(flags, &nrecv, 1, MPI_INT, MPI_SUM, s->comm);
+            flags[s->dests[i]] += 1;
+    int rc = MPI_Reduce_scatter_block(flags, &got, 1, MPI_INT, MPI_SUM, s->comm);
     free(flags);
+    int nrecv = fold ? got % P : got;
+    if (rc == MPI_SUCCESS)
+        s->ss->census_msgs = fold ? got / P : -1; /* -1: not carried (agreed: P) */
     if (rc == MPI_SUCCESS)
         rc = xchg_sparse_isend_all(s, 0, reqs, &nsend);
     if (rc == MPI_SUCCESS)

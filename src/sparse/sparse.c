@@ -6,6 +6,7 @@
  */
 #include "sparse_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,34 +75,60 @@ xchg_sparse_algo xchg_sparse_algo_at(int i)
     return a ? a->id : XCHG_SPARSE_INVALID;
 }
 
-/* The automatic choice, by measurement: a table of communicator sizes and
- * the algorithm measured fastest there. The choice uses P only (every rank
- * knows it; no agreement, so no collective before the exchange). Measured
- * in simulation (SimGrid SMPI, hpc preset, 16 ranks per node unless said,
- * xchg-bench dsde and sim/repro dsde; issue 12, sim/README.md):
- *   P = 32 (4 x 8), density 0.1, 16 doubles: pex 15.6 us, rsx 21.1, nbx 27.3
- *   P = 64 and 256, densities 1%, 10%, 50%: pex fastest everywhere, nbx
- *     1.7 to 4.2x slower
- *   P = 448 (8 x 56), density 0.1: pex 76.7 us, rsx 285.7, nbx 382.9
- *     (one core per node, Issend never eager); on the faithful platform
- *     (one core per rank, eager below 16 KiB): pex 74.7, nbx 81.1, rsx 111.4
- *   P = 64, faithful: pex fastest at 10% and 50%; rsx at 1% (6.8 vs 7.5 us)
- * and on real MPI at 4 to 8 ranks pex was already the rule. Nothing was
- * measured above 448 ranks: the last row keeps the largest measured
+/* The automatic choice, by measurement: rules over the communicator size
+ * and, from the second call on, the mean number of remote messages per
+ * rank that the previous call's census carried (pex and rsx add it to
+ * their collective; see census_msgs in sparse_internal.h). The census
+ * result is the same on every rank, so the choice is too, with no
+ * collective before the exchange; a pattern that changes is followed one
+ * call later, and a stale figure costs speed, never correctness. The first
+ * matching rule wins. Measured in simulation (SimGrid SMPI, faithful
+ * platform: hpc preset, 16 ranks per node, one core per rank, eager below
+ * 16 KiB; `sim/run -np P [--selector ompi] build/smpi/tools/xchg-bench dsde
+ * --density D --iters 5 --warmup 1`, 16 doubles per message, median of the
+ * slowest rank, rsx / pex with k messages per rank, selector mpich|ompi):
+ *   P = 16:  k = 1..6  1.08 to 1.18 (pex)
+ *   P = 32:  k = 1: 0.93|0.96, k = 2: 0.97|0.94, k = 3: 1.04|1.05, 6: 1.08
+ *   P = 64:  k = 1: 0.95|0.90, k = 2: 0.94|0.96, k = 3: 0.99|0.95, 4: 1.02
+ *            (128 and 1024 doubles, k = 1 and 2: 0.93 to 1.00)
+ *   P = 96:  k = 1..3  0.99 to 1.00
+ *   P = 128: k = 1..3  1.00 to 1.01, k = 6: 1.07
+ *   P = 256: k = 1..3  1.12, k = 6: 1.26
+ *   P = 448 (8 x 56), density 0.1: pex 74.7, nbx 81.1, rsx 111.4
+ * nbx and rma never won a measured cell (nbx 1.2 to 2.3x pex from 32
+ * ranks). On real MPI at 4 to 8 ranks pex was already the rule. Nothing
+ * was measured above 448 ranks: the last rule keeps the largest measured
  * winner. A new measurement changes only this table. */
 static const struct sparse_rule {
-    int pmax;               /* applies up to this many ranks */
+    int pmin, pmax;     /* communicator sizes it applies to */
+    int max_mean;       /* -1: always; else only when the last census saw at
+                           most this many remote messages per rank on average */
     xchg_sparse_algo algo;
 } sparse_rules[] = {
-    {448, XCHG_SPARSE_PEX},     /* measured, 1 to 448 ranks */
-    {1 << 30, XCHG_SPARSE_PEX}, /* extrapolated */
+    {32, 127, 2, XCHG_SPARSE_RSX},    /* measured 0.90 to 0.97 of pex */
+    {1, 1 << 30, -1, XCHG_SPARSE_PEX}, /* measured 1 to 448 ranks */
 };
 
-static xchg_sparse_algo select_sparse(int P)
+/* census: the previous call's census_msgs (-1 unknown). *why gets the
+ * rule, for XCHG_VERBOSE. */
+static xchg_sparse_algo select_sparse(int P, long long census, char *why, size_t whylen)
 {
-    for (size_t i = 0; i < sizeof sparse_rules / sizeof sparse_rules[0]; i++)
-        if (P <= sparse_rules[i].pmax && xchg_sparse_registry_find(sparse_rules[i].algo))
-            return sparse_rules[i].algo;
+    for (size_t i = 0; i < sizeof sparse_rules / sizeof sparse_rules[0]; i++) {
+        const struct sparse_rule *r = &sparse_rules[i];
+        if (P < r->pmin || P > r->pmax || !xchg_sparse_registry_find(r->algo))
+            continue;
+        if (r->max_mean >= 0 && (census < 0 || census > (long long)r->max_mean * P))
+            continue;
+        if (r->max_mean >= 0)
+            snprintf(why, whylen, "P in %d..%d, at most %d messages per rank", r->pmin,
+                     r->pmax, r->max_mean);
+        else if (r->pmin <= 1 && r->pmax >= (1 << 30))
+            snprintf(why, whylen, "the default");
+        else
+            snprintf(why, whylen, "P in %d..%d", r->pmin, r->pmax);
+        return r->algo;
+    }
+    snprintf(why, whylen, "no rule");
     return XCHG_SPARSE_PEX;
 }
 
@@ -171,6 +198,8 @@ static int state_get(xchg_comm_state *cs, xchg_sparse_state **ss)
         if (!n)
             return xchg_error_code(MPI_ERR_NO_MEM, "no memory for sparse exchange state");
         n->win = MPI_WIN_NULL;
+        n->census_msgs = -1;
+        n->auto_last = XCHG_SPARSE_INVALID;
         cs->ext[XCHG_EXT_SPARSE] = n;
         cs->ext_free[XCHG_EXT_SPARSE] = state_free;
     }
@@ -304,14 +333,30 @@ static int run(xchg_sparse_algo algo, int from_env, int ndest, const int dests[]
         rc = xchg_agree_errors(cs->pcomm, cs->rank, cs->size, rc, "xchg_sparse_exchange");
     if (rc != MPI_SUCCESS)
         return xchg_raise(comm, rc);
-    if (algo == XCHG_SPARSE_AUTO)
-        algo = select_sparse(P);
-
     xchg_sparse_call s;
     memset(&s, 0, sizeof s);
     if ((rc = state_get(cs, &s.ss)) != MPI_SUCCESS ||
         (rc = xchg_typeinfo_get(type, &s.ti)) != MPI_SUCCESS)
         return xchg_raise(comm, rc);
+    if (algo == XCHG_SPARSE_AUTO) {
+        char why[96];
+        algo = select_sparse(P, s.ss->census_msgs, why, sizeof why);
+        /* rank 0 says the first choice of each algorithm (XCHG_VERBOSE=1)
+         * or every change of choice (2) */
+        unsigned bit = 1u << ((unsigned)algo & 31u);
+        int verbose = cs->settings.verbose;
+        if (cs->rank == 0 && ((verbose >= 1 && !(s.ss->auto_printed & bit)) ||
+                              (verbose >= 2 && algo != s.ss->auto_last))) {
+            s.ss->auto_printed |= bit;
+            char seen[96] = "no census seen yet on this communicator";
+            if (s.ss->census_msgs >= 0)
+                snprintf(seen, sizeof seen, "the last census: %lld remote messages, %.2f per "
+                         "rank", s.ss->census_msgs, (double)s.ss->census_msgs / P);
+            fprintf(stderr, "xchg: sparse auto chose %s on P=%d (rule: %s; %s)\n",
+                    xchg_sparse_algo_name(algo), P, why, seen);
+        }
+        s.ss->auto_last = algo;
+    }
     s.sendbuf = sendbuf;
     s.ndest = ndest;
     s.dests = dests;

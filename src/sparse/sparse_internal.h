@@ -38,6 +38,14 @@ typedef struct xchg_sparse_msg {
 /* Per-communicator state of the sparse exchange (cs->ext[XCHG_EXT_SPARSE]). */
 typedef struct xchg_sparse_state {
     unsigned long calls;  /* sparse calls so far: the same on all ranks */
+    /* What the last census collective (pex's alltoall, rsx's
+     * reduce_scatter) carried besides the counts: the remote messages of
+     * all ranks, each rank's number clipped to XCHG_SPARSE_DEGREE_CLIP;
+     * -1 before any census. Read from the collective's result, so the same
+     * on every rank; sparse auto chooses the next call from it. */
+    long long census_msgs;
+    unsigned auto_printed;       /* XCHG_VERBOSE: bit per algorithm auto has named */
+    xchg_sparse_algo auto_last;  /* auto's last choice (-1 none) */
     MPI_Win win;          /* rma: window of P ints, created on first use */
     int *wincounts;
     int winsize;
@@ -84,6 +92,13 @@ int xchg_sparse_pex(xchg_sparse_call *s);
 int xchg_sparse_rsx(xchg_sparse_call *s);
 int xchg_sparse_nbx(xchg_sparse_call *s);
 int xchg_sparse_rma(xchg_sparse_call *s);
+
+/* A rank's remote messages as it adds them to a census, clipped: the
+ * census folds them into the ints it sends anyway (6 bits in pex's, a
+ * multiple of P in rsx's), and the choice only needs to tell a few
+ * messages per rank from many. */
+enum { XCHG_SPARSE_DEGREE_CLIP = 63 };
+int xchg_sparse_census_degree(const xchg_sparse_call *s);
 
 /* Is entry i a message to another rank (nonzero count, not self)? */
 static inline int xchg_sparse_remote(const xchg_sparse_call *s, int i)
