@@ -365,7 +365,12 @@ typedef struct xchg_sparse_result {
 
 /* Exchange with a callback per received message. The algorithm is chosen
  * automatically, identically on every rank, unless the environment variable
- * XCHG_SPARSE_ALGO names one (an unknown name is an MPI_ERR_ARG error). */
+ * XCHG_SPARSE_ALGO names one (an unknown name is an MPI_ERR_ARG error).
+ * The automatic choice uses P and what the previous sparse call on comm
+ * sent (its census), so a change of pattern is followed one call later.
+ * One rank's argument error fails every rank with the same class where the
+ * algorithm's census carries it (pex, rsx: so always under auto), else on
+ * that rank only (nbx, rma; XCHG_CHECK=1 agrees it there too). */
 XCHG_API int xchg_sparse_exchange(int ndest, const int dests[], const void *sendbuf,
                                   const int sendcounts[], const int sdispls[],
                                   MPI_Datatype type, xchg_sparse_recv_fn fn, void *ctx,

@@ -5,9 +5,9 @@
  * 1. An argument error on one rank only, where a collective runs anyway
  *    (auto's statistics with XCHG_AUTO_MIN_P=1 from the test's
  *    environment, padded_alltoall, bruck_padded, grid, hierarchical,
- *    persistent init): every rank returns the same error class, the
- *    failing rank its own message, the others one naming the failing rank;
- *    the communicator stays usable.
+ *    persistent init, the sparse exchange's pex and rsx censuses): every
+ *    rank returns the same error class, the failing rank its own message,
+ *    the others one naming the failing rank; the communicator stays usable.
  * 2. XCHG_CHECK=1: a count mismatch between two ranks gives the same class
  *    everywhere (MPI_ERR_ARG for fewer bytes than expected, MPI_ERR_TRUNCATE
  *    for more) with a message naming both ranks and both byte counts; one
@@ -227,6 +227,32 @@ static void one_rank_errors(void)
         expect_agreed("xchg_alltoallv_init, recvcounts[0] = -1 on one rank", rc,
                       MPI_ERR_COUNT, bad, "recvcounts[0]");
         check("xchg_alltoallv_init failed: no request", req == XCHG_REQUEST_NULL);
+    }
+    /* sparse, no check mode: pex's and rsx's census carries the error
+     * (auto runs pex at these sizes) */
+    xchg_sparse_algo salgos[] = {XCHG_SPARSE_AUTO, XCHG_SPARSE_PEX, XCHG_SPARSE_RSX};
+    for (int i = 0; i < 3; i++) {
+        const char *name = xchg_sparse_algo_name(salgos[i]);
+        int to = rank == bad ? P : (rank + 1) % P, cnt = 1, zero = 0, v = rank;
+        xchg_sparse_result r;
+        int rc = xchg_sparse_exchange_algo(salgos[i], 1, &to, &v, &cnt, &zero, MPI_INT, NULL,
+                                           NULL, &r, comm);
+        snprintf(w, sizeof w, "sparse %s, dests[0] = P on rank %d", name, bad);
+        expect_agreed(w, rc, MPI_ERR_RANK, bad, "dests[0]");
+        check("sparse: a failed call leaves an empty result", r.nsources == 0 && !r.recvbuf);
+        to = (rank + 1) % P;
+        rc = xchg_sparse_exchange_algo(salgos[i], 1, &to, &v, &cnt, &zero,
+                                       rank == 0 ? MPI_DATATYPE_NULL : MPI_INT, NULL, NULL, &r,
+                                       comm);
+        snprintf(w, sizeof w, "sparse %s, type MPI_DATATYPE_NULL on rank 0", name);
+        expect_agreed(w, rc, MPI_ERR_TYPE, 0, "type");
+        rc = xchg_sparse_exchange_algo(salgos[i], 1, &to, &v, &cnt, &zero, MPI_INT, NULL, NULL,
+                                       &r, comm);
+        snprintf(w, sizeof w, "sparse %s: a good call after the agreed errors", name);
+        check(w, rc == MPI_SUCCESS && r.nsources == 1 && r.sources[0] == (rank + P - 1) % P &&
+                     ((int *)r.recvbuf)[0] == (rank + P - 1) % P);
+        if (rc == MPI_SUCCESS)
+            xchg_sparse_result_free(&r);
     }
     unmake(&b);
     MPI_Comm_free(&comm);

@@ -15,7 +15,10 @@
  * ranks (sim/CMakeLists.txt) it switches, and the script makes it switch
  * both ways, through a change on one rank only, through a stale census
  * (a forced nbx call between two auto calls), and through pex's large
- * counts.
+ * counts. Two steps give one rank a bad destination, once while auto runs
+ * rsx (at 40 ranks) and once while it runs pex: every rank must return
+ * MPI_ERR_RANK (the census carries the error), none a message, and the
+ * census must stay the previous call's.
  */
 #include "xchg.h"
 
@@ -44,20 +47,23 @@ enum pat { RING1, RING2, RING2_ROOT_ALL, DENSE, NONE, SELF_ONLY, BIG_ZERO_TYPE }
 static const struct step {
     enum pat pat;
     int forced_nbx; /* 1: xchg_sparse_exchange_algo(NBX), no census */
+    int bad_dest;   /* 1: rank P-1 sends to rank P (MPI_ERR_RANK everywhere) */
 } script[] = {
-    {RING1, 0},          /* no census yet: pex */
-    {RING1, 0},          /* 1 per rank: rsx in 32..127 */
-    {DENSE, 0},          /* still from RING1's census */
-    {RING2, 0},          /* from DENSE: pex */
-    {RING2_ROOT_ALL, 0}, /* from RING2 (2 per rank): rsx in 32..127 */
-    {RING1, 0},          /* rank 0 alone pushed the mean above 2: pex */
-    {DENSE, 1},          /* forced nbx: the census stays RING1's */
-    {NONE, 0},           /* from RING1 (stale by one call): rsx in 32..127 */
-    {SELF_ONLY, 0},      /* 0 messages: rsx */
-    {DENSE, 0},          /* 0 (self messages are not remote): rsx */
-    {BIG_ZERO_TYPE, 0},  /* from DENSE: pex, with a count of 2^24 + 3 */
-    {RING1, 0},          /* pex counted rank 0 as 63 */
-    {RING1, 0},
+    {RING1, 0, 0},          /* no census yet: pex */
+    {RING1, 0, 0},          /* 1 per rank: rsx in 32..127 */
+    {RING1, 0, 1},          /* the same rsx, failing on every rank */
+    {DENSE, 0, 0},          /* still from RING1's census */
+    {RING1, 0, 1},          /* from DENSE: pex, failing on every rank */
+    {RING2, 0, 0},          /* still from DENSE: pex */
+    {RING2_ROOT_ALL, 0, 0}, /* from RING2 (2 per rank): rsx in 32..127 */
+    {RING1, 0, 0},          /* rank 0 alone pushed the mean above 2: pex */
+    {DENSE, 1, 0},          /* forced nbx: the census stays RING1's */
+    {NONE, 0, 0},           /* from RING1 (stale by one call): rsx in 32..127 */
+    {SELF_ONLY, 0, 0},      /* 0 messages: rsx */
+    {DENSE, 0, 0},          /* 0 (self messages are not remote): rsx */
+    {BIG_ZERO_TYPE, 0, 0},  /* from DENSE: pex, with a count of 2^24 + 3 */
+    {RING1, 0, 0},          /* pex counted rank 0 as 63 */
+    {RING1, 0, 0},
 };
 enum { NSTEPS = (int)(sizeof script / sizeof script[0]) };
 
@@ -172,6 +178,7 @@ int main(int argc, char **argv)
     int rounds = argc > 1 ? atoi(argv[1]) : 2;
     MPI_Comm comm;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     MPI_Datatype zero_type;
     MPI_Type_contiguous(0, MPI_INT, &zero_type);
     MPI_Type_commit(&zero_type);
@@ -202,10 +209,12 @@ int main(int argc, char **argv)
             for (int s = 0; s < P; s++) {
                 expect[s] = -1;
                 int n2 = pattern(st->pat, s, d2, c2);
-                for (int i = 0; i < n2; i++)
+                for (int i = 0; i < n2 && !st->bad_dest; i++)
                     if (d2[i] == rank && c2[i] > 0)
                         expect[s] = c2[i];
             }
+            if (st->bad_dest && rank == P - 1 && n > 0)
+                dests[0] = P;
             xchg_sparse_algo want =
                 st->forced_nbx ? XCHG_SPARSE_NBX : expected_choice(census);
             for (int s = 0; s < P; s++)
@@ -233,7 +242,15 @@ int main(int argc, char **argv)
             xchg_get_stats(comm, &stats);
             int mine[2] = {stats.sparse_algo, -stats.sparse_algo}, ext[2];
             MPI_Allreduce(mine, ext, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-            CHECK(rc == MPI_SUCCESS, "step %d: returned %d", step, rc);
+            int cls = MPI_SUCCESS;
+            if (rc != MPI_SUCCESS)
+                MPI_Error_class(rc, &cls);
+            if (st->bad_dest)
+                CHECK(cls == MPI_ERR_RANK, "step %d: rank %d's bad destination: class %d, "
+                      "expected MPI_ERR_RANK (%d) on every rank", step, P - 1, cls,
+                      MPI_ERR_RANK);
+            else
+                CHECK(rc == MPI_SUCCESS, "step %d: returned %d", step, rc);
             CHECK(ext[0] == -ext[1], "step %d: ranks ran different algorithms (ids %d..%d)",
                   step, -ext[1], ext[0]);
             CHECK(stats.sparse_algo == (int)want,
@@ -248,7 +265,8 @@ int main(int argc, char **argv)
                   g.dup);
             if (!st->forced_nbx)
                 switched[stats.sparse_algo == XCHG_SPARSE_RSX] = 1;
-            if (stats.sparse_algo == XCHG_SPARSE_PEX || stats.sparse_algo == XCHG_SPARSE_RSX)
+            if ((stats.sparse_algo == XCHG_SPARSE_PEX || stats.sparse_algo == XCHG_SPARSE_RSX) &&
+                !st->bad_dest)
                 census = census_of(st->pat, stats.sparse_algo == XCHG_SPARSE_PEX, d2, c2);
             free(sbuf);
         }

@@ -10,7 +10,9 @@
  * 64 ranks and +26% at 256 in simulation): a count below 2^24 travels as
  * -1 - (count | degree << 24); a larger count travels as itself (>= 0),
  * and a rank sending one reports the largest degree, so its plain blocks
- * say the same as its encoded ones.
+ * say the same as its encoded ones. A rank with an argument error sends
+ * ERROR_MARK, below every encoded block, to every rank: all see it, and
+ * all return the agreed error before any data moves.
  */
 #include "sparse_internal.h"
 
@@ -18,9 +20,10 @@
 
 enum { COUNT_BITS = 24 };
 #define COUNT_MASK ((1 << COUNT_BITS) - 1)
+#define ERROR_MARK (-(1 << 30) - 1)
 
-_Static_assert(((long long)XCHG_SPARSE_DEGREE_CLIP << COUNT_BITS) + COUNT_MASK < 2147483647LL,
-               "an encoded block fits a positive int before negation");
+_Static_assert(((long long)XCHG_SPARSE_DEGREE_CLIP << COUNT_BITS) + COUNT_MASK < (1 << 30),
+               "every encoded block is above ERROR_MARK");
 
 static int encode(int count, int degree)
 {
@@ -34,17 +37,22 @@ int xchg_sparse_pex(xchg_sparse_call *s)
     if (!cnt)
         return xchg_error_code(MPI_ERR_NO_MEM, "pex: no memory for %d counts", 2 * P);
     int *sendcnt = cnt, *recvcnt = cnt + P;
-    int degree = xchg_sparse_census_degree(s);
+    int degree = xchg_sparse_census_degree(s); /* 0 with an error: ndest is 0 */
     for (int i = 0; i < s->ndest; i++)
         if (xchg_sparse_remote(s, i) && s->counts[i] > COUNT_MASK)
             degree = XCHG_SPARSE_DEGREE_CLIP;
     for (int q = 0; q < P; q++)
-        sendcnt[q] = encode(0, degree);
+        sendcnt[q] = s->local_err ? ERROR_MARK : encode(0, degree);
     for (int i = 0; i < s->ndest; i++)
         if (xchg_sparse_remote(s, i))
             sendcnt[s->dests[i]] = encode(s->counts[i], degree);
     int rc = MPI_Alltoall(sendcnt, 1, MPI_INT, recvcnt, 1, MPI_INT, s->comm);
-    if (rc == MPI_SUCCESS) {
+    int marked = 0;
+    for (int q = 0; rc == MPI_SUCCESS && q < P; q++)
+        marked |= recvcnt[q] == ERROR_MARK;
+    if (rc == MPI_SUCCESS && marked) {
+        rc = xchg_sparse_agree(s);
+    } else if (rc == MPI_SUCCESS) {
         long long total = 0;
         for (int q = 0; q < P; q++) {
             int v = recvcnt[q];

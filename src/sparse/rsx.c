@@ -5,19 +5,33 @@
  * Isend, and Probe(MPI_ANY_SOURCE)/Recv exactly that many messages.
  * The census is one collective whose cost grows more slowly than an
  * alltoall's, but senders stay unknown until their message arrives.
- * Each rank adds P times its number of remote messages to every entry
- * (where that fits an int: P <= 5838): the sum is then nrecv + P x (the
- * messages of all ranks), the same multiple on every rank, from which
- * sparse auto chooses the next call, with no extra collective and no
- * wider entries.
+ * Two more things ride in the same ints, so that no collective is added:
+ * each rank adds P times its number of remote messages to every entry
+ * (the sum is then nrecv + P x the messages of all ranks, the same
+ * multiple on every rank, from which sparse auto chooses the next call),
+ * and a rank with an argument error subtracts K = 2^30 / P from every
+ * entry instead: while every correct sum stays below K, an entry is
+ * negative exactly when some rank failed, and every rank sees it.
+ * Where the sums could reach K (degrees from P = 258, errors from 32769)
+ * that part is left out.
  */
 #include "sparse_internal.h"
 
 #include <stdlib.h>
 
+/* K, and what the entries carry at this P */
+static long long error_step(int P) { return (1LL << 30) / P; }
+static int folds_degrees(int P)
+{
+    return P - 1 + (long long)XCHG_SPARSE_DEGREE_CLIP * P * P < error_step(P);
+}
+int xchg_sparse_rsx_carries_errors(int P) { return P - 1 < error_step(P); }
+
 int xchg_sparse_rsx(xchg_sparse_call *s)
 {
     int P = s->size, nsend = 0;
+    if (s->local_err && !xchg_sparse_rsx_carries_errors(P))
+        return s->local_err; /* not reached: sparse.c returns first */
     int got = 0;
     int *flags = calloc((size_t)P, sizeof *flags);
     MPI_Request *reqs = malloc((s->ndest ? (size_t)s->ndest : 1) * sizeof *reqs);
@@ -25,9 +39,10 @@ int xchg_sparse_rsx(xchg_sparse_call *s)
         free(flags); free(reqs);
         return xchg_error_code(MPI_ERR_NO_MEM, "rsx: no memory for %d flags", P);
     }
-    /* the largest sum, P - 1 + P * P * clip, must fit an int */
-    int fold = (long long)P * P * XCHG_SPARSE_DEGREE_CLIP + P - 1 <= 2147483647LL;
-    int add = fold ? P * xchg_sparse_census_degree(s) : 0;
+    int fold = folds_degrees(P);
+    int add = s->local_err ? (int)-error_step(P)
+              : fold       ? P * xchg_sparse_census_degree(s)
+                           : 0;
     for (int q = 0; q < P; q++)
         flags[q] = add;
     for (int i = 0; i < s->ndest; i++)
@@ -35,6 +50,10 @@ int xchg_sparse_rsx(xchg_sparse_call *s)
             flags[s->dests[i]] += 1;
     int rc = MPI_Reduce_scatter_block(flags, &got, 1, MPI_INT, MPI_SUM, s->comm);
     free(flags);
+    if (rc == MPI_SUCCESS && got < 0) {
+        free(reqs);
+        return xchg_sparse_agree(s);
+    }
     int nrecv = fold ? got % P : got;
     if (rc == MPI_SUCCESS)
         s->ss->census_msgs = fold ? got / P : -1; /* -1: not carried (agreed: P) */

@@ -327,17 +327,22 @@ static int run(xchg_sparse_algo algo, int from_env, int ndest, const int dests[]
     if (rc == MPI_SUCCESS && algo != XCHG_SPARSE_AUTO && !xchg_sparse_registry_find(algo))
         rc = xchg_error_code(MPI_ERR_ARG, "algo %d is not a sparse algorithm of this build",
                              (int)algo);
-    /* Argument errors are local (the algorithms' census collectives carry
-     * data, not flags), except in the check mode: one more allreduce. */
+    /* An argument error fails every rank alike where a collective carries
+     * it: the check mode's allreduce, or else the census of pex and rsx
+     * (below, once the algorithm is known). nbx and rma have no census
+     * that could carry it: there the error is this rank's only. */
     if (cs->settings.check)
         rc = xchg_agree_errors(cs->pcomm, cs->rank, cs->size, rc, "xchg_sparse_exchange");
-    if (rc != MPI_SUCCESS)
+    if (rc != MPI_SUCCESS &&
+        (cs->settings.check || (algo != XCHG_SPARSE_AUTO && !xchg_sparse_registry_find(algo))))
         return xchg_raise(comm, rc);
     xchg_sparse_call s;
     memset(&s, 0, sizeof s);
-    if ((rc = state_get(cs, &s.ss)) != MPI_SUCCESS ||
-        (rc = xchg_typeinfo_get(type, &s.ti)) != MPI_SUCCESS)
+    s.local_err = rc;
+    if ((rc = state_get(cs, &s.ss)) != MPI_SUCCESS)
         return xchg_raise(comm, rc);
+    if (!s.local_err)
+        s.local_err = xchg_typeinfo_get(type, &s.ti);
     if (algo == XCHG_SPARSE_AUTO) {
         char why[96];
         algo = select_sparse(P, s.ss->census_msgs, why, sizeof why);
@@ -357,11 +362,15 @@ static int run(xchg_sparse_algo algo, int from_env, int ndest, const int dests[]
         }
         s.ss->auto_last = algo;
     }
-    s.sendbuf = sendbuf;
-    s.ndest = ndest;
-    s.dests = dests;
-    s.counts = sendcounts;
-    s.displs = sdispls;
+    if (s.local_err && !xchg_sparse_carries_errors(algo, P))
+        return xchg_raise(comm, s.local_err);
+    if (!s.local_err) { /* else a call with nothing to send: only the mark */
+        s.sendbuf = sendbuf;
+        s.ndest = ndest;
+        s.dests = dests;
+        s.counts = sendcounts;
+        s.displs = sdispls;
+    }
     s.comm = cs->pcomm;
     s.cs = cs;
     s.rank = cs->rank;

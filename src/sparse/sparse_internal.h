@@ -66,6 +66,12 @@ typedef struct xchg_sparse_call {
     int rank, size;
     int tag_data, tag_barrier;
     xchg_call mem;          /* temporary memory accounting (temp_* fields) */
+    /* This rank's argument error (0 none). The call then comes with no
+     * messages (ndest 0, NULL arrays, no type information), and an
+     * algorithm whose census can carry it (xchg_sparse_carries_errors)
+     * marks its census with it: every rank sees the mark and returns the
+     * error agreed by xchg_sparse_agree, none exchanges. */
+    int local_err;
     /* output: a callback, or messages kept for the packed result */
     xchg_sparse_recv_fn fn;
     void *ctx;
@@ -99,6 +105,15 @@ int xchg_sparse_rma(xchg_sparse_call *s);
  * messages per rank from many. */
 enum { XCHG_SPARSE_DEGREE_CLIP = 63 };
 int xchg_sparse_census_degree(const xchg_sparse_call *s);
+
+/* Can `algo` carry an argument error through its census at this P?
+ * (pex always; rsx while P * (largest sum) fits an int, see rsx.c) */
+int xchg_sparse_carries_errors(xchg_sparse_algo algo, int P);
+int xchg_sparse_rsx_carries_errors(int P);
+
+/* After a census that showed an error mark: the error every rank returns
+ * (one more collective, on the error path only). */
+int xchg_sparse_agree(xchg_sparse_call *s);
 
 /* Is entry i a message to another rank (nonzero count, not self)? */
 static inline int xchg_sparse_remote(const xchg_sparse_call *s, int i)
