@@ -130,10 +130,17 @@ static int hier_tables(hier_state *h, int P)
     return MPI_SUCCESS;
 }
 
+/* Makes the node and leader communicators and the tables. Every rank
+ * takes part in both splits even after a local failure (no memory, a
+ * refused split), and one allreduce then agrees whether all succeeded:
+ * a failure is the same on every rank, so cs->hier_failed is agreed and
+ * auto can stop choosing hierarchical at once (select.c's runnable()).
+ * Built once per communicator, so the allreduce is paid once. */
 static int hier_build(xchg_comm_state *cs, long rpn, hier_state **out)
 {
     const int P = cs->size, me = cs->rank;
     const MPI_Comm comm = cs->pcomm;
+    int lerr = MPI_SUCCESS;
     hier_state *h = calloc(1, sizeof *h);
     int *tmp = malloc(sizeof(int) * 3 * (size_t)P);
     if (h) {
@@ -141,25 +148,47 @@ static int hier_build(xchg_comm_state *cs, long rpn, hier_state **out)
         h->perm = malloc(sizeof(int) * (size_t)P);
         h->first = malloc(sizeof(int) * ((size_t)P + 1));
     }
-    if (!h || !tmp || !h->perm || !h->first) {
+    if (!h || !tmp || !h->perm || !h->first)
+        lerr = xchg_error_code(MPI_ERR_NO_MEM, "hierarchical: no memory for node tables "
+                               "on rank %d", me);
+    MPI_Comm node = MPI_COMM_NULL, leaders = MPI_COMM_NULL;
+    int rc = rpn > 0 ? MPI_Comm_split(comm, (int)(me / rpn), me, &node)
+                     : MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, me,
+                                           MPI_INFO_NULL, &node);
+    if (rc != MPI_SUCCESS)
+        node = MPI_COMM_NULL; /* not a handle to free */
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Comm_set_errhandler(node, MPI_ERRORS_RETURN);
+    int lrank = -1, lsize = 0;
+    if (rc == MPI_SUCCESS) {
+        MPI_Comm_rank(node, &lrank);
+        MPI_Comm_size(node, &lsize);
+    }
+    /* collective over comm: called even where the node split failed */
+    int rc2 = MPI_Comm_split(comm, lrank == 0 ? 0 : MPI_UNDEFINED, me, &leaders);
+    if (rc2 != MPI_SUCCESS)
+        leaders = MPI_COMM_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = rc2;
+    if (rc == MPI_SUCCESS && leaders != MPI_COMM_NULL)
+        rc = MPI_Comm_set_errhandler(leaders, MPI_ERRORS_RETURN);
+    if (lerr == MPI_SUCCESS)
+        lerr = rc;
+    rc = xchg_agree_errors(comm, me, P, lerr, "hierarchical: making the node communicators");
+    if (rc != MPI_SUCCESS) {
+        if (node != MPI_COMM_NULL)
+            MPI_Comm_free(&node);
+        if (leaders != MPI_COMM_NULL)
+            MPI_Comm_free(&leaders);
         hier_free(h);
         free(tmp);
-        return xchg_error_code(MPI_ERR_NO_MEM, "hierarchical: no memory for node tables "
-                               "on rank %d", me);
+        return rc;
     }
     h->rpn = rpn;
-    int rc = rpn > 0 ? MPI_Comm_split(comm, (int)(me / rpn), me, &h->node)
-                     : MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, me,
-                                           MPI_INFO_NULL, &h->node);
-    if (rc == MPI_SUCCESS)
-        rc = MPI_Comm_set_errhandler(h->node, MPI_ERRORS_RETURN);
-    if (rc == MPI_SUCCESS) {
-        MPI_Comm_rank(h->node, &h->lrank);
-        MPI_Comm_size(h->node, &h->lsize);
-        rc = MPI_Comm_split(comm, h->lrank == 0 ? 0 : MPI_UNDEFINED, me, &h->leaders);
-    }
-    if (rc == MPI_SUCCESS && h->leaders != MPI_COMM_NULL)
-        rc = MPI_Comm_set_errhandler(h->leaders, MPI_ERRORS_RETURN);
+    h->node = node;
+    h->leaders = leaders;
+    h->lrank = lrank;
+    h->lsize = lsize;
     /* The leader (local rank 0) is the node's lowest rank: key = rank. */
     int *lead = tmp, *nid = tmp + P, *cur = tmp + 2 * P;
     int myleader = me;
@@ -221,7 +250,7 @@ static int hier_state_of(xchg_comm_state *cs, hier_state **out)
     if (!h) {
         int rc = hier_build(cs, rpn, &h);
         if (rc != MPI_SUCCESS) {
-            cs->hier_failed = 1; /* auto stops choosing it (select.c) */
+            cs->hier_failed = 1; /* agreed (hier_build): auto stops choosing it */
             return rc;
         }
         cs->ext[XCHG_EXT_HIERARCHICAL] = h;

@@ -398,11 +398,13 @@ int xchg_select_alltoallv_now(xchg_call *c, xchg_algo *chosen)
 }
 
 /* hierarchical inside a coroutine needs its communicators made already
- * (they are split collectively on first use): else the fallback. */
+ * (they are split collectively on first use): else the fallback. Once
+ * making them has failed (agreed on every rank by hier_build), the
+ * fallback at once, not only from the next agreement. */
 static xchg_algo runnable(const xchg_call *c, const select_state *st)
 {
-    if (st->choice == XCHG_ALGO_HIERARCHICAL && xchg_coro_inside() &&
-        !xchg_hierarchical_ready(c->cs))
+    if (st->choice == XCHG_ALGO_HIERARCHICAL &&
+        (c->cs->hier_failed || (xchg_coro_inside() && !xchg_hierarchical_ready(c->cs))))
         return st->fallback;
     return st->choice;
 }
