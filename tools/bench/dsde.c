@@ -47,6 +47,8 @@ static const char usage[] =
     "  --iters N          timed iterations (default 1000)\n"
     "  --warmup N         untimed iterations before them (default 10)\n"
     "  --seed N           partner seed: same seed, same partners (default 1)\n"
+    "  --algos LIST       sparse algorithms to time, comma list of pex, rsx, nbx, rma,\n"
+    "                     auto, or all (default all; the baseline always runs)\n"
     "  --check            compare every algorithm's received sources, counts and values\n"
     "                     with the baseline's before timing\n"
     "  --csv FILE         every figure and the run's parameters as CSV\n"
@@ -61,6 +63,7 @@ typedef struct dsde_run {
     uint64_t seed;
     int check, quiet;
     const char *csv, *json;
+    const char *algos_arg; /* --algos, NULL: all */
     int P, rank, k;  /* k: partners per rank */
     int algos[DSDE_MAX_ALGOS]; /* DSDE_BASELINE, then xchg_sparse_algo ids */
     int na;
@@ -92,7 +95,7 @@ enum { ACT_RUN, ACT_HELP };
 static int parse_args(int argc, char **argv, dsde_run *r)
 {
     static const char *const valued[] = {"--density", "--num-doubles", "--iters", "--warmup",
-                                         "--seed",    "--csv",         "--json"};
+                                         "--seed",    "--csv",         "--json",  "--algos"};
     int act = ACT_RUN;
     for (int i = 1; i < argc; i++) {
         char name[64];
@@ -144,11 +147,51 @@ static int parse_args(int argc, char **argv, dsde_run *r)
             r->seed = v;
         } else if (!strcmp(name, "--csv")) {
             r->csv = val;
+        } else if (!strcmp(name, "--algos")) {
+            r->algos_arg = val;
         } else {
             r->json = val;
         }
     }
     return act;
+}
+
+/* The timed columns: the baseline, then --algos in its order (each name
+ * once), or every sparse algorithm and auto. */
+static int parse_algos(dsde_run *r)
+{
+    r->na = 0;
+    r->algos[r->na++] = DSDE_BASELINE;
+    const char *list = r->algos_arg;
+    if (!list || !strcmp(list, "all")) {
+        for (int i = 0; i < xchg_sparse_algo_count() && r->na < DSDE_MAX_ALGOS - 1; i++)
+            r->algos[r->na++] = xchg_sparse_algo_at(i);
+        r->algos[r->na++] = XCHG_SPARSE_AUTO;
+        return 0;
+    }
+    const char *p = list;
+    for (;;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char name[32];
+        if (len == 0 || len >= sizeof name)
+            return bench_bad("--algos: empty or too long name in '%s'", list);
+        memcpy(name, p, len);
+        name[len] = 0;
+        xchg_sparse_algo a = xchg_sparse_algo_from_name(name);
+        if (a == XCHG_SPARSE_INVALID)
+            return bench_bad("--algos: '%s' is not a sparse algorithm (pex, rsx, nbx, rma, "
+                             "auto, all)", name);
+        for (int i = 1; i < r->na; i++)
+            if (r->algos[i] == (int)a)
+                return bench_bad("--algos: '%s' given twice", name);
+        if (r->na >= DSDE_MAX_ALGOS)
+            return bench_bad("--algos: too many names");
+        r->algos[r->na++] = (int)a;
+        if (!end)
+            return 0;
+        p = end + 1;
+    }
 }
 
 /* ---- the pattern ------------------------------------------------------ */
@@ -639,6 +682,8 @@ int dsde_main(int argc, char **argv, MPI_Comm comm)
     r->seed = 1;
 
     int act = parse_args(argc, argv, r);
+    if (act == ACT_RUN && parse_algos(r) < 0)
+        act = -1;
     if (act < 0) {
         if (rank == 0)
             fprintf(stderr, "xchg-bench: dsde: %s (xchg-bench dsde --help for usage)\n",
@@ -663,10 +708,6 @@ int dsde_main(int argc, char **argv, MPI_Comm comm)
                             "displacements (xchg-bench dsde --help for usage)\n", P - 1, r->nd);
         return 2;
     }
-    r->algos[r->na++] = DSDE_BASELINE;
-    for (int i = 0; i < xchg_sparse_algo_count() && r->na < DSDE_MAX_ALGOS - 1; i++)
-        r->algos[r->na++] = xchg_sparse_algo_at(i);
-    r->algos[r->na++] = XCHG_SPARSE_AUTO;
 
     bench_env_fill(&r->env);
     /* Output files must be writable before the measuring. */
