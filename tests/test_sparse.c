@@ -10,6 +10,7 @@
  * XCHG_NBX_BARRIER=dissemination runs nbx on its Isend/Irecv barrier.
  */
 #include "xchg.h"
+#include "check.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -17,20 +18,6 @@
 #include <string.h>
 
 static int rank, P, nfail, npass;
-
-#define CHECK(cond, ...)                                                      \
-    do {                                                                      \
-        if (cond) {                                                           \
-            npass++;                                                          \
-        } else {                                                              \
-            nfail++;                                                          \
-            if (nfail < 20) {                                                 \
-                fprintf(stderr, "FAIL [rank %d] ", rank);                     \
-                fprintf(stderr, __VA_ARGS__);                                 \
-                fprintf(stderr, "\n");                                        \
-            }                                                                 \
-        }                                                                     \
-    } while (0)
 
 static uint64_t mix(uint64_t x)
 {

@@ -21,24 +21,13 @@
  * census must stay the previous call's.
  */
 #include "xchg.h"
+#include "check.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static int rank, P, nfail, npass;
-
-#define CHECK(cond, ...)                                                                   \
-    do {                                                                                   \
-        if (cond) {                                                                        \
-            npass++;                                                                       \
-        } else {                                                                           \
-            nfail++;                                                                       \
-            fprintf(stderr, "FAIL [rank %d] ", rank);                                      \
-            fprintf(stderr, __VA_ARGS__);                                                  \
-            fputc('\n', stderr);                                                           \
-        }                                                                                  \
-    } while (0)
 
 enum { CLIP = 63, BIG = (1 << 24) + 3 };
 

@@ -324,7 +324,8 @@ static int run(xchg_sparse_algo algo, int from_env, int ndest, const int dests[]
                               "(pex, rsx, nbx, rma or auto)",
                               cs->settings.sparse_algo_text));
     }
-    if (rc == MPI_SUCCESS && algo != XCHG_SPARSE_AUTO && !xchg_sparse_registry_find(algo))
+    const int known = algo == XCHG_SPARSE_AUTO || xchg_sparse_registry_find(algo) != NULL;
+    if (rc == MPI_SUCCESS && !known)
         rc = xchg_error_code(MPI_ERR_ARG, "algo %d is not a sparse algorithm of this build",
                              (int)algo);
     /* An argument error fails every rank alike where a collective carries
@@ -333,8 +334,7 @@ static int run(xchg_sparse_algo algo, int from_env, int ndest, const int dests[]
      * that could carry it: there the error is this rank's only. */
     if (cs->settings.check)
         rc = xchg_agree_errors(cs->pcomm, cs->rank, cs->size, rc, "xchg_sparse_exchange");
-    if (rc != MPI_SUCCESS &&
-        (cs->settings.check || (algo != XCHG_SPARSE_AUTO && !xchg_sparse_registry_find(algo))))
+    if (rc != MPI_SUCCESS && (cs->settings.check || !known))
         return xchg_raise(comm, rc);
     xchg_sparse_call s;
     memset(&s, 0, sizeof s);
