@@ -217,7 +217,8 @@ static int cmp_msg(const void *a, const void *b)
 static int build_result(xchg_sparse_call *s, xchg_sparse_result *r)
 {
     int n = s->nmsgs;
-    qsort(s->msgs, (size_t)n, sizeof *s->msgs, cmp_msg);
+    if (n > 1) /* msgs is NULL when nothing arrived: qsort may not take NULL */
+        qsort(s->msgs, (size_t)n, sizeof *s->msgs, cmp_msg);
     long long total = 0;
     for (int i = 0; i < n; i++)
         total += s->msgs[i].count;
