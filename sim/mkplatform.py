@@ -26,6 +26,10 @@ PRESETS = {
     # Commodity 10 Gb/s Ethernet with a kernel TCP stack: MPI ping-pong
     # about 10-15 us (measured: 11.4 us).
     "eth": dict(bw="10Gbps", lat="5us", bb_lat="1us"),
+    # Today's many-core nodes (64-192 ranks each) on a 200 Gb/s network
+    # (HDR-200, Slingshot-11): the same latencies as hpc, twice the bandwidth
+    # per node. Used with --rpn 64 or 96.
+    "hpc200": dict(bw="200Gbps", lat="0.4us", bb_lat="0.1us"),
 }
 # Shared memory between ranks of one node (both presets): ~20 GB/s copy
 # bandwidth; 0.15 us plus the overheads gives an intra-node ping-pong of
@@ -50,10 +54,13 @@ def main():
     ap.add_argument("--lat", help="node link latency, e.g. 1us (overrides preset)")
     ap.add_argument("--leaf", type=int, default=16,
                     help="fat tree: nodes per leaf switch (default 16)")
-    ap.add_argument("--backbone", choices=["shared", "fatpipe"], default="shared",
+    ap.add_argument("--backbone", choices=["shared", "fatpipe", "none"], default="shared",
                     help="flat: one shared backbone of nodes x link bandwidth (shared, "
                          "default) or a switch never shared (fatpipe: same results, but "
-                         "SimGrid 3.32 simulates it 10-100x slower)")
+                         "SimGrid 3.32 simulates it 10-100x slower), or no switch link at "
+                         "all (none: its latency split over the two node links; the same "
+                         "routes' latency and bandwidth, and what lets "
+                         "maxmin/concurrency-limit pay off, sim/README.md)")
     ap.add_argument("--out", required=True, help="directory for platform.xml and hostfile")
     a = ap.parse_args()
     if a.ranks < 1 or a.rpn < 1:
@@ -70,7 +77,17 @@ def main():
     common = (f'speed="100Gf" core="{a.rpn}" bw="{p["bw"]}" lat="{p["lat"]}" '
               f'loopback_bw="{LOOPBACK["loopback_bw"]}" '
               f'loopback_lat="{LOOPBACK["loopback_lat"]}" sharing_policy="SPLITDUPLEX"')
-    if a.topology == "flat":
+    if a.topology == "flat" and a.backbone == "none":
+        # Two node links per message and nothing between them: the switch's
+        # latency goes half to each link, so a message between nodes sees
+        # the same latency as with a backbone. The shared backbone (nodes x
+        # link bandwidth) never bound, so bandwidths are unchanged too.
+        half = float(p["bb_lat"][:-2]) / 2
+        lat = f'{float(p["lat"][:-2]) + half:g}us'
+        common = common.replace(f'lat="{p["lat"]}"', f'lat="{lat}"', 1)
+        cluster = (f'<cluster id="c" prefix="node-" radical="0-{nodes - 1}" suffix="" '
+                   f'{common}/>')
+    elif a.topology == "flat":
         bb = (f'bb_bw="{p["bw"]}" bb_sharing_policy="FATPIPE"' if a.backbone == "fatpipe"
               else f'bb_bw="{bw_times(p["bw"], nodes)}" bb_sharing_policy="SHARED"')
         # One non-blocking switch (full bisection): each node's full-duplex

@@ -46,6 +46,7 @@ static const char usage[] =
     "  --algos LIST       algorithms to compare, comma list; all = every one of the build\n"
     "                     and auto; auto = xchg_alltoallv's own choice (default all;\n"
     "                     vendor always runs, and under SMPI mpich_model and ompi_model)\n"
+    "  --alone            only the algorithms of --algos, no baselines added\n"
     "  --iters N          timed iterations per size (default 20)\n"
     "  --warmup N         untimed iterations before them (default 3)\n"
     "  --seed N           pattern seed: same seed, same counts (default 1)\n"
@@ -137,16 +138,20 @@ static int add_algo(bench_run *r, xchg_algo a)
     return 0;
 }
 
-static int parse_algos(bench_run *r, const char *s)
+static int parse_algos(bench_run *r, const char *s, int alone)
 {
     r->nalgos = 0;
-    add_algo(r, XCHG_ALGO_VENDOR); /* the baseline, always first */
+    /* --alone: only the named columns (the simulated study runs one
+     * algorithm per job, so a slow column never holds the others) */
+    if (!alone) {
+        add_algo(r, XCHG_ALGO_VENDOR); /* the baseline, always first */
 #ifdef XCHG_SMPI
-    /* SMPI's MPI_Alltoallv is neither MPICH's nor Open MPI's: speedups are
-     * quoted against the models of the two libraries' defaults */
-    add_algo(r, XCHG_ALGO_MPICH_MODEL);
-    add_algo(r, XCHG_ALGO_OMPI_MODEL);
+        /* SMPI's MPI_Alltoallv is neither MPICH's nor Open MPI's: speedups
+         * are quoted against the models of the two libraries' defaults */
+        add_algo(r, XCHG_ALGO_MPICH_MODEL);
+        add_algo(r, XCHG_ALGO_OMPI_MODEL);
 #endif
+    }
     char buf[1024];
     if (strlen(s) >= sizeof buf || !*s)
         return bench_bad("--algos: bad list '%s'", s);
@@ -207,14 +212,14 @@ enum { ACT_RUN, ACT_HELP, ACT_LIST };
 static int parse_args(int argc, char **argv, bench_run *r)
 {
     const char *patterns = "random", *algos = "all";
-    int act = ACT_RUN;
+    int act = ACT_RUN, alone = 0;
     for (int i = 1; i < argc; i++) {
         char name[64];
         const char *arg = argv[i], *val = NULL, *eq;
         if (bench_opt_name(arg, name, sizeof name, &eq))
             return -1;
         static const char *const flags[] = {"--check", "--quiet", "--list", "--help",
-                                            "--persistent"};
+                                            "--persistent", "--alone"};
         int is_flag = 0;
         for (size_t f = 0; f < sizeof flags / sizeof flags[0]; f++)
             is_flag |= strcmp(name, flags[f]) == 0;
@@ -231,6 +236,8 @@ static int parse_args(int argc, char **argv, bench_run *r)
             r->check = 1;
         } else if (strcmp(name, "--persistent") == 0) {
             r->persistent = 1;
+        } else if (strcmp(name, "--alone") == 0) {
+            alone = 1;
         } else if (strcmp(name, "--quiet") == 0) {
             r->quiet = 1;
         } else if (strcmp(name, "--list") == 0) {
@@ -313,7 +320,7 @@ static int parse_args(int argc, char **argv, bench_run *r)
             return bench_bad("unknown option '%s'", arg);
         }
     }
-    if (parse_patterns(r, patterns) || parse_algos(r, algos))
+    if (parse_patterns(r, patterns) || parse_algos(r, algos, alone))
         return -1;
     if (r->type_double && r->size_min < 8)
         return bench_bad("--type double needs sizes of at least 8 bytes");
