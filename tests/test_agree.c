@@ -30,18 +30,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "check.h"
 
 static int rank, P, npass, nfail;
-
-static void check(const char *what, int ok)
-{
-    if (ok) {
-        npass++;
-    } else {
-        nfail++;
-        fprintf(stderr, "FAIL [rank %d] %s\n", rank, what);
-    }
-}
 
 static int same_everywhere(int v)
 {
@@ -174,12 +165,12 @@ static void expect_agreed(const char *what, int rc, int want, int bad_rank, cons
     snprintf(name, sizeof name, "rank %d", bad_rank);
     snprintf(w, sizeof w, "%s: class %d, expected %d on every rank (%s)", what, cls, want,
              a2av_err_msg(rc));
-    check(w, cls == want);
-    check(w, same_everywhere(cls));
+    CHECK(cls == want, "%s", w);
+    CHECK(same_everywhere(cls), "%s", w);
     if (P > 1) {
         snprintf(w, sizeof w, "%s: message \"%s\" names %s", what, a2av_err_msg(rc),
                  rank == bad_rank ? own : name);
-        check(w, strstr(a2av_err_msg(rc), rank == bad_rank ? own : name) != NULL);
+        CHECK(strstr(a2av_err_msg(rc), rank == bad_rank ? own : name) != NULL, "%s", w);
     }
 }
 
@@ -214,7 +205,7 @@ static void one_rank_errors(void)
         rc = run(algos[i], &b, comm);
         snprintf(w, sizeof w, "%s: a good call after the agreed errors (%s)", name,
                  a2av_err_msg(rc));
-        check(w, rc == MPI_SUCCESS && correct(&b));
+        CHECK(rc == MPI_SUCCESS && correct(&b), "%s", w);
     }
     /* persistent init: its allreduce carries the error */
     {
@@ -226,7 +217,7 @@ static void one_rank_errors(void)
         b.rc[0] = b.n;
         expect_agreed("xchg_alltoallv_init, recvcounts[0] = -1 on one rank", rc,
                       MPI_ERR_COUNT, bad, "recvcounts[0]");
-        check("xchg_alltoallv_init failed: no request", req == XCHG_REQUEST_NULL);
+        CHECK(req == XCHG_REQUEST_NULL, "xchg_alltoallv_init failed: no request");
     }
     /* sparse, no check mode: pex's and rsx's census carries the error
      * (auto runs pex at these sizes) */
@@ -239,7 +230,7 @@ static void one_rank_errors(void)
                                            NULL, &r, comm);
         snprintf(w, sizeof w, "sparse %s, dests[0] = P on rank %d", name, bad);
         expect_agreed(w, rc, MPI_ERR_RANK, bad, "dests[0]");
-        check("sparse: a failed call leaves an empty result", r.nsources == 0 && !r.recvbuf);
+        CHECK(r.nsources == 0 && !r.recvbuf, "sparse: a failed call leaves an empty result");
         to = (rank + 1) % P;
         rc = xchg_sparse_exchange_algo(salgos[i], 1, &to, &v, &cnt, &zero,
                                        rank == 0 ? MPI_DATATYPE_NULL : MPI_INT, NULL, NULL, &r,
@@ -249,8 +240,8 @@ static void one_rank_errors(void)
         rc = xchg_sparse_exchange_algo(salgos[i], 1, &to, &v, &cnt, &zero, MPI_INT, NULL, NULL,
                                        &r, comm);
         snprintf(w, sizeof w, "sparse %s: a good call after the agreed errors", name);
-        check(w, rc == MPI_SUCCESS && r.nsources == 1 && r.sources[0] == (rank + P - 1) % P &&
-                     ((int *)r.recvbuf)[0] == (rank + P - 1) % P);
+        CHECK(rc == MPI_SUCCESS && r.nsources == 1 && r.sources[0] == (rank + P - 1) % P &&
+              ((int *)r.recvbuf)[0] == (rank + P - 1) % P, "%s", w);
         if (rc == MPI_SUCCESS)
             xchg_sparse_result_free(&r);
     }
@@ -270,7 +261,7 @@ static void check_mode(void)
         const char *name = algos[i] == XCHG_ALGO_AUTO ? "auto" : xchg_algo_name(algos[i]);
         int rc = run(algos[i], &b, comm);
         snprintf(w, sizeof w, "XCHG_CHECK=1, %s, good counts: correct (%s)", name, a2av_err_msg(rc));
-        check(w, rc == MPI_SUCCESS && correct(&b));
+        CHECK(rc == MPI_SUCCESS && correct(&b), "%s", w);
         const int bad = P - 1;
         if (rank == bad)
             b.sc[0] = -1;
@@ -287,11 +278,10 @@ static void check_mode(void)
         snprintf(w, sizeof w, "XCHG_CHECK=1, %s, rank 1 expects more than rank 0 sends: "
                  "MPI_ERR_ARG everywhere, naming both ranks and counts (%s)", name,
                  a2av_err_msg(rcode));
-        check(w, a2av_err_class(rcode) == MPI_ERR_ARG && same_everywhere(a2av_err_class(rcode)) &&
-                 strstr(a2av_err_msg(rcode), "rank 0 sends 8 bytes to rank 1") &&
-                 strstr(a2av_err_msg(rcode), "expects 12 bytes"));
-        check("the receive buffer is untouched after a check-mode refusal",
-              b.rb[0] == -1);
+        CHECK(a2av_err_class(rcode) == MPI_ERR_ARG && same_everywhere(a2av_err_class(rcode)) &&
+              strstr(a2av_err_msg(rcode), "rank 0 sends 8 bytes to rank 1") &&
+              strstr(a2av_err_msg(rcode), "expects 12 bytes"), "%s", w);
+        CHECK(b.rb[0] == -1, "the receive buffer is untouched after a check-mode refusal");
         /* rank 1 expects 1 int (4 bytes) from rank 0, which sends 2 (8) */
         if (rank == 1)
             b.rc[0] = 1;
@@ -299,9 +289,10 @@ static void check_mode(void)
         b.rc[0] = b.n;
         snprintf(w, sizeof w, "XCHG_CHECK=1, %s, rank 0 sends more than rank 1 expects: "
                  "MPI_ERR_TRUNCATE everywhere (%s)", name, a2av_err_msg(rcode));
-        check(w, a2av_err_class(rcode) == MPI_ERR_TRUNCATE && same_everywhere(a2av_err_class(rcode)) &&
-                 strstr(a2av_err_msg(rcode), "rank 0 sends 8 bytes to rank 1") &&
-                 strstr(a2av_err_msg(rcode), "expects 4 bytes"));
+        CHECK(a2av_err_class(rcode) == MPI_ERR_TRUNCATE &&
+              same_everywhere(a2av_err_class(rcode)) &&
+              strstr(a2av_err_msg(rcode), "rank 0 sends 8 bytes to rank 1") &&
+              strstr(a2av_err_msg(rcode), "expects 4 bytes"), "%s", w);
     }
     /* sparse: one rank's bad destination is agreed in the check mode */
     {
@@ -312,8 +303,8 @@ static void check_mode(void)
                       P - 1, "dests[0]");
         to = (rank + 1) % P;
         rc = xchg_sparse_exchange_result(1, &to, &v, &cnt, &zero, MPI_INT, &r, comm);
-        check("XCHG_CHECK=1, sparse, a good call after",
-              rc == MPI_SUCCESS && r.nsources == 1 && r.sources[0] == (rank + P - 1) % P);
+        CHECK(rc == MPI_SUCCESS && r.nsources == 1 && r.sources[0] == (rank + P - 1) % P,
+              "XCHG_CHECK=1, sparse, a good call after");
         if (rc == MPI_SUCCESS)
             xchg_sparse_result_free(&r);
     }
@@ -333,12 +324,12 @@ static void differing_settings(void)
     /* XCHG_ALLTOALLV_ALGO: pairwise on rank 0, linear elsewhere */
     MPI_Comm c = comm_with("XCHG_ALLTOALLV_ALGO", only0 ? "pairwise" : "linear", 1);
     ok = capture_end("XCHG_ALLTOALLV_ALGO differs");
-    check("XCHG_ALLTOALLV_ALGO differing: rank 0 warns naming it", P == 1 || ok);
+    CHECK(P == 1 || ok, "XCHG_ALLTOALLV_ALGO differing: rank 0 warns naming it");
     rc = run(XCHG_ALGO_AUTO, &b, c);
     xchg_get_stats(c, &st);
     snprintf(w, sizeof w, "XCHG_ALLTOALLV_ALGO differing: rank 0's (pairwise) runs "
              "everywhere (%s)", a2av_err_msg(rc));
-    check(w, rc == MPI_SUCCESS && correct(&b) && st.algo == XCHG_ALGO_PAIRWISE);
+    CHECK(rc == MPI_SUCCESS && correct(&b) && st.algo == XCHG_ALGO_PAIRWISE, "%s", w);
     MPI_Comm_free(&c);
 
     /* an unknown name on rank 0 only: the error everywhere */
@@ -347,26 +338,28 @@ static void differing_settings(void)
     rc = run(XCHG_ALGO_AUTO, &b, c);
     snprintf(w, sizeof w, "XCHG_ALLTOALLV_ALGO unknown on rank 0: MPI_ERR_ARG everywhere (%s)",
              a2av_err_msg(rc));
-    check(w, a2av_err_class(rc) == MPI_ERR_ARG && strstr(a2av_err_msg(rc), "XCHG_ALLTOALLV_ALGO"));
+    CHECK(a2av_err_class(rc) == MPI_ERR_ARG && strstr(a2av_err_msg(rc), "XCHG_ALLTOALLV_ALGO"),
+          "%s", w);
     MPI_Comm_free(&c);
 
     /* XCHG_BRUCK_RADIX: 2 on rank 0, 3 elsewhere: one protocol */
     c = comm_with("XCHG_BRUCK_RADIX", only0 ? "2" : "3", 1);
     ok = capture_end("XCHG_BRUCK_RADIX differs");
-    check("XCHG_BRUCK_RADIX differing: rank 0 warns naming it", P == 1 || ok);
+    CHECK(P == 1 || ok, "XCHG_BRUCK_RADIX differing: rank 0 warns naming it");
     rc = run(XCHG_ALGO_BRUCK_RADIX, &b, c);
     snprintf(w, sizeof w, "XCHG_BRUCK_RADIX differing: correct (%s)", a2av_err_msg(rc));
-    check(w, rc == MPI_SUCCESS && correct(&b));
+    CHECK(rc == MPI_SUCCESS && correct(&b), "%s", w);
     MPI_Comm_free(&c);
 
     /* XCHG_MAX_TEMP_BYTES=1 on rank 0 only: every rank refuses alike */
     c = comm_with("XCHG_MAX_TEMP_BYTES", "1", only0);
     ok = capture_end("XCHG_MAX_TEMP_BYTES differs");
-    check("XCHG_MAX_TEMP_BYTES differing: rank 0 warns naming it", P == 1 || ok);
+    CHECK(P == 1 || ok, "XCHG_MAX_TEMP_BYTES differing: rank 0 warns naming it");
     rc = run(XCHG_ALGO_LINEAR, &b, c);
     snprintf(w, sizeof w, "XCHG_MAX_TEMP_BYTES=1 on rank 0 only: MPI_ERR_NO_MEM everywhere "
              "(%s)", a2av_err_msg(rc));
-    check(w, P == 1 || (a2av_err_class(rc) == MPI_ERR_NO_MEM && same_everywhere(a2av_err_class(rc))));
+    CHECK(P == 1 || (a2av_err_class(rc) == MPI_ERR_NO_MEM && same_everywhere(a2av_err_class(rc))),
+          "%s", w);
     MPI_Comm_free(&c);
 
     /* XCHG_RANKS_PER_NODE: 1 on rank 0, 2 elsewhere */
@@ -374,7 +367,7 @@ static void differing_settings(void)
     capture_end("");
     rc = run(XCHG_ALGO_HIERARCHICAL, &b, c);
     snprintf(w, sizeof w, "XCHG_RANKS_PER_NODE differing: correct (%s)", a2av_err_msg(rc));
-    check(w, rc == MPI_SUCCESS && correct(&b));
+    CHECK(rc == MPI_SUCCESS && correct(&b), "%s", w);
     MPI_Comm_free(&c);
 
     /* XCHG_SPARSE_ALGO: pex on rank 0, nbx elsewhere */
@@ -385,8 +378,8 @@ static void differing_settings(void)
         xchg_sparse_result r;
         rc = xchg_sparse_exchange_result(1, &to, &v, &cnt, &zero, MPI_INT, &r, c);
         snprintf(w, sizeof w, "XCHG_SPARSE_ALGO differing: correct (%s)", a2av_err_msg(rc));
-        check(w, rc == MPI_SUCCESS && r.nsources == 1 && r.sources[0] == (rank + P - 1) % P &&
-                     ((int *)r.recvbuf)[0] == (rank + P - 1) % P);
+        CHECK(rc == MPI_SUCCESS && r.nsources == 1 && r.sources[0] == (rank + P - 1) % P &&
+              ((int *)r.recvbuf)[0] == (rank + P - 1) % P, "%s", w);
         if (rc == MPI_SUCCESS)
             xchg_sparse_result_free(&r);
     }
@@ -395,9 +388,9 @@ static void differing_settings(void)
     /* XCHG_CHECK on all but rank 0: off everywhere, calls still agree */
     c = comm_with("XCHG_CHECK", "1", not0);
     ok = capture_end("XCHG_CHECK differs");
-    check("XCHG_CHECK differing: rank 0 warns naming it", P == 1 || ok);
+    CHECK(P == 1 || ok, "XCHG_CHECK differing: rank 0 warns naming it");
     rc = run(XCHG_ALGO_LINEAR, &b, c);
-    check("XCHG_CHECK differing: a good call", rc == MPI_SUCCESS && correct(&b));
+    CHECK(rc == MPI_SUCCESS && correct(&b), "XCHG_CHECK differing: a good call");
     MPI_Comm_free(&c);
     unmake(&b);
 }
@@ -432,11 +425,11 @@ static void record_setting(void)
     snprintf(record_path, sizeof record_path, "/tmp/xchg-test-agree-record-%d.txt", pid);
     MPI_Comm c = comm_with("XCHG_RECORD", record_path, rank == 0);
     int ok = capture_end("XCHG_RECORD differs");
-    check("XCHG_RECORD on rank 0 only: rank 0 warns naming it", P == 1 || ok);
+    CHECK(P == 1 || ok, "XCHG_RECORD on rank 0 only: rank 0 warns naming it");
     int rc = run(XCHG_ALGO_LINEAR, &b, c);
-    check("XCHG_RECORD on rank 0 only: a good call", rc == MPI_SUCCESS && correct(&b));
+    CHECK(rc == MPI_SUCCESS && correct(&b), "XCHG_RECORD on rank 0 only: a good call");
     rc = run(XCHG_ALGO_AUTO, &b, c);
-    check("XCHG_RECORD on rank 0 only: a second call", rc == MPI_SUCCESS && correct(&b));
+    CHECK(rc == MPI_SUCCESS && correct(&b), "XCHG_RECORD on rank 0 only: a second call");
     /* one rank's argument error, agreed by padded_alltoall: recorded by nobody */
     if (rank == P - 1)
         b.sc[0] = -1;
@@ -444,17 +437,17 @@ static void record_setting(void)
     b.sc[0] = b.n;
     snprintf(w, sizeof w, "XCHG_RECORD: one rank's argument error still fails alike (%s)",
              a2av_err_msg(rc));
-    check(w, a2av_err_class(rc) == MPI_ERR_COUNT && same_everywhere(a2av_err_class(rc)));
+    CHECK(a2av_err_class(rc) == MPI_ERR_COUNT && same_everywhere(a2av_err_class(rc)), "%s", w);
     MPI_Comm_free(&c); /* rank 0 writes */
     if (rank == 0) {
         /* comm_with's zero call, then 2 calls of 2 ints to everyone */
         snprintf(line, sizeof line, "shape %d 2", P);
         snprintf(w, sizeof w, "XCHG_RECORD on rank 0 only: %s has \"%s\"", record_path, line);
-        check(w, file_has_line(record_path, line));
+        CHECK(file_has_line(record_path, line), "%s", w);
         snprintf(line, sizeof line, "shape %d 1", P);
-        check("XCHG_RECORD: the first call's shape once", file_has_line(record_path, line));
+        CHECK(file_has_line(record_path, line), "XCHG_RECORD: the first call's shape once");
         snprintf(line, sizeof line, "shape %d 3", P);
-        check("XCHG_RECORD: the failed call not counted", !file_has_line(record_path, line));
+        CHECK(!file_has_line(record_path, line), "XCHG_RECORD: the failed call not counted");
         remove(record_path);
     }
     /* on all ranks but rank 0: nothing recorded, nothing written */
@@ -463,10 +456,10 @@ static void record_setting(void)
     c = comm_with("XCHG_RECORD", other, rank != 0);
     capture_end(""); /* warned above already: once per variable */
     rc = run(XCHG_ALGO_LINEAR, &b, c);
-    check("XCHG_RECORD on all but rank 0: a good call", rc == MPI_SUCCESS && correct(&b));
+    CHECK(rc == MPI_SUCCESS && correct(&b), "XCHG_RECORD on all but rank 0: a good call");
     MPI_Comm_free(&c);
     FILE *f = fopen(other, "r");
-    check("XCHG_RECORD on all but rank 0: no file", f == NULL);
+    CHECK(f == NULL, "XCHG_RECORD on all but rank 0: no file");
     if (f)
         fclose(f);
     unmake(&b);
@@ -494,11 +487,11 @@ static void bad_values(void)
         snprintf(needle, sizeof needle, "%s=\"%s\" rejected", cases[i].var, cases[i].val);
         int warned = capture_end(needle);
         snprintf(w, sizeof w, "%s=%s: rank 0 warns \"%s\"", cases[i].var, cases[i].val, needle);
-        check(w, warned);
+        CHECK(warned, "%s", w);
         int rc = run(cases[i].algo, &b, c);
         snprintf(w, sizeof w, "%s=%s rejected: the default is used, a good call (%s)",
                  cases[i].var, cases[i].val, a2av_err_msg(rc));
-        check(w, rc == MPI_SUCCESS && correct(&b));
+        CHECK(rc == MPI_SUCCESS && correct(&b), "%s", w);
         MPI_Comm_free(&c);
     }
     /* garbage on a rank other than 0 only: rank 0 still says so */
@@ -508,9 +501,9 @@ static void bad_values(void)
         int warned = capture_end(needle);
         snprintf(w, sizeof w, "XCHG_BRUCK_RADIX=x3 on rank %d only: rank 0 warns \"%s\"",
                  P - 1, needle);
-        check(w, warned);
+        CHECK(warned, "%s", w);
         int rc = run(XCHG_ALGO_BRUCK_RADIX, &b, c);
-        check("XCHG_BRUCK_RADIX=x3 on one rank: a good call", rc == MPI_SUCCESS && correct(&b));
+        CHECK(rc == MPI_SUCCESS && correct(&b), "XCHG_BRUCK_RADIX=x3 on one rank: a good call");
         MPI_Comm_free(&c);
     }
     unmake(&b);

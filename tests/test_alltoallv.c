@@ -20,6 +20,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#define CHECK_RANK world_rank
+#include "check.h"
 
 static int npass, nfail;
 static int world_rank;
@@ -77,16 +79,7 @@ static int run_algo(void *ctx, const void *sb, const int sc[], const int sd[],
  * verdict (ranks outside comm pass ok=1). */
 static void verdict(const char *algo, const char *what, int ok, const char *why)
 {
-    int all_ok = 0;
-    if (!ok)
-        fprintf(stderr, "FAIL [rank %d] %s %s: %s\n", world_rank, algo, what, why);
-    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (all_ok)
-        npass++;
-    else
-        nfail++;
-    if (!all_ok && world_rank == 0)
-        fprintf(stderr, "FAILED: %s %s\n", algo, what);
+    CHECK_ALL(ok, "%s %s%s%s", algo, what, ok ? "" : ": ", ok ? "" : why);
 }
 
 static int check_one(xchg_algo *algo, MPI_Comm comm, const char *pat, const char *lay,

@@ -43,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "check.h"
 
 static int rank, P, npass, nfail;
 
@@ -59,19 +60,6 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
     return PMPI_Comm_split(comm, color, key, newcomm);
 }
 static int last_err; /* exchange_as's return code */
-
-static void expect(int cond, const char *what)
-{
-    int all;
-    MPI_Allreduce(&cond, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (all)
-        npass++;
-    else {
-        nfail++;
-        if (rank == 0)
-            fprintf(stderr, "FAIL %s\n", what);
-    }
-}
 
 static int same_everywhere(int v, MPI_Comm comm)
 {
@@ -191,13 +179,13 @@ static void sequence(const char *name, const int *kinds, int n, int only_rank0,
     }
     snprintf(label, sizeof label, "%s (XCHG_AUTO_REFRESH=%d): results equal MPI_Alltoallv", name,
              most);
-    expect(ok_all, label);
+    CHECK_ALL(ok_all, "%s", label);
     snprintf(label, sizeof label, "%s (XCHG_AUTO_REFRESH=%d): same algorithm on all ranks every call",
              name, most);
-    expect(same_all, label);
+    CHECK_ALL(same_all, "%s", label);
     snprintf(label, sizeof label, "%s (XCHG_AUTO_REFRESH=%d): each call runs the choice the refresh "
              "schedule gives", name, most);
-    expect(follow_all, label);
+    CHECK_ALL(follow_all, "%s", label);
     MPI_Comm_free(&comm);
     unsetenv("XCHG_AUTO_REFRESH");
 }
@@ -226,10 +214,10 @@ static void pickup(int most)
         fprintf(stderr, "pickup: call %d (change at %d) still ran the old choice\n", late, n);
     char label[160];
     snprintf(label, sizeof label, "pickup (XCHG_AUTO_REFRESH=%d): correct, same everywhere", most);
-    expect(ok_all && same_all, label);
+    CHECK_ALL(ok_all && same_all, "%s", label);
     snprintf(label, sizeof label,
              "pickup (XCHG_AUTO_REFRESH=%d): a change is followed within that many calls", most);
-    expect(late < 0, label);
+    CHECK_ALL(late < 0, "%s", label);
     MPI_Comm_free(&comm);
     unsetenv("XCHG_AUTO_REFRESH");
 }
@@ -292,11 +280,11 @@ int main(int argc, char **argv)
         xchg_algo a1 = exchange(TINY, comm, &ok1);
         xchg_algo a2 = exchange(TINY, comm, &ok2);
         xchg_algo a3 = exchange(LARGE, comm, &ok3);
-        expect(ok1 && ok2 && a1 == XCHG_ALGO_BRUCK_PADDED && a2 == XCHG_ALGO_BRUCK_PADDED,
-               "padded: a table rule for small blocks is followed");
-        expect(ok3 && a3 != XCHG_ALGO_BRUCK_PADDED && a3 != XCHG_ALGO_PADDED_ALLTOALL &&
-                   same_everywhere((int)a3, comm),
-               "padded: a cached padded choice re-agrees when the blocks no longer fit");
+        CHECK_ALL(ok1 && ok2 && a1 == XCHG_ALGO_BRUCK_PADDED && a2 == XCHG_ALGO_BRUCK_PADDED,
+                  "padded: a table rule for small blocks is followed");
+        CHECK_ALL(ok3 && a3 != XCHG_ALGO_BRUCK_PADDED && a3 != XCHG_ALGO_PADDED_ALLTOALL &&
+                  same_everywhere((int)a3, comm),
+                  "padded: a cached padded choice re-agrees when the blocks no longer fit");
         MPI_Comm_free(&comm);
     }
     unsetenv("XCHG_MAX_TEMP_BYTES");
@@ -317,7 +305,7 @@ int main(int argc, char **argv)
             ok_all &= ok;
             MPI_Comm_free(&comm);
         }
-        expect(ok_all, "create/use/free cycles: correct, no hang");
+        CHECK_ALL(ok_all, "create/use/free cycles: correct, no hang");
     }
 
     /* persistent: chosen once at init from its own counts */
@@ -331,8 +319,8 @@ int main(int argc, char **argv)
         xchg_request req;
         int e = xchg_alltoallv_init(sb, c, d, MPI_BYTE, rb, c, d, MPI_BYTE, MPI_COMM_WORLD,
                                     MPI_INFO_NULL, &req);
-        expect(e == MPI_SUCCESS && xchg_request_algo(req) == XCHG_ALGO_PAIRWISE,
-               "persistent init chooses from its own counts");
+        CHECK_ALL(e == MPI_SUCCESS && xchg_request_algo(req) == XCHG_ALGO_PAIRWISE,
+                  "persistent init chooses from its own counts");
         if (e == MPI_SUCCESS) {
             xchg_start(req);
             xchg_wait(req);
@@ -363,16 +351,14 @@ int main(int argc, char **argv)
         int same = 1;
         for (int i = 0; i < 5; i++)
             same &= same_everywhere((int)a[i], comm);
-        expect(ok[0] && ok[1] && ok[2] && ok[3] && ok[4] && same,
-               "hierarchical by table, blocking and nonblocking: correct, same everywhere");
-        expect(P == 1 ? a[0] == XCHG_ALGO_HIERARCHICAL && a[1] == a[0]
-                      : a[0] != XCHG_ALGO_HIERARCHICAL && a[0] != XCHG_ALGO_INVALID &&
-                            a[1] == a[0],
-               "hierarchical by table: a nonblocking call before its communicators exist "
-               "runs another algorithm");
-        expect(a[2] == XCHG_ALGO_HIERARCHICAL && a[3] == XCHG_ALGO_HIERARCHICAL &&
-                   a[4] == XCHG_ALGO_HIERARCHICAL,
-               "hierarchical by table: run once a blocking call has made its communicators");
+        CHECK_ALL(ok[0] && ok[1] && ok[2] && ok[3] && ok[4] && same,
+                  "hierarchical by table, blocking and nonblocking: correct, same everywhere");
+        CHECK_ALL(P == 1 ? a[0] == XCHG_ALGO_HIERARCHICAL && a[1] == a[0]
+                  : a[0] != XCHG_ALGO_HIERARCHICAL && a[0] != XCHG_ALGO_INVALID && a[1] == a[0],
+                  "hierarchical by table: a nonblocking call before its communicators exist runs another algorithm");
+        CHECK_ALL(a[2] == XCHG_ALGO_HIERARCHICAL && a[3] == XCHG_ALGO_HIERARCHICAL &&
+                  a[4] == XCHG_ALGO_HIERARCHICAL,
+                  "hierarchical by table: run once a blocking call has made its communicators");
         MPI_Comm_free(&comm);
     }
 
@@ -402,11 +388,11 @@ int main(int argc, char **argv)
         refuse_splits = 0;
         settled = ok[1] && ok[2] && ok[3] && a[1] != XCHG_ALGO_HIERARCHICAL &&
                   a[2] != XCHG_ALGO_HIERARCHICAL && a[3] != XCHG_ALGO_HIERARCHICAL;
-        expect(alike, "hierarchical's split refused: every call ends alike on every rank");
-        expect(P == 1 ? ok[0] : !ok[0] && cls[0] == MPI_ERR_COMM,
-               "hierarchical's split refused: the call fails with MPI's class");
-        expect(P == 1 || settled,
-               "hierarchical's split refused: auto then runs another algorithm, correctly");
+        CHECK_ALL(alike, "hierarchical's split refused: every call ends alike on every rank");
+        CHECK_ALL(P == 1 ? ok[0] : !ok[0] && cls[0] == MPI_ERR_COMM,
+                  "hierarchical's split refused: the call fails with MPI's class");
+        CHECK_ALL(P == 1 || settled,
+                  "hierarchical's split refused: auto then runs another algorithm, correctly");
         MPI_Comm_free(&comm);
     }
     unsetenv("XCHG_RANKS_PER_NODE");

@@ -14,18 +14,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#define CHECK_NO_MPI
+#include "check.h"
 
 static int npass, nfail;
-
-static void expect(int ok, const char *what, int P, long avg)
-{
-    if (ok) {
-        npass++;
-    } else {
-        nfail++;
-        fprintf(stderr, "FAIL: %s (P=%d, avg=%ld)\n", what, P, avg);
-    }
-}
 
 static int cmp64(const void *a, const void *b)
 {
@@ -50,58 +42,54 @@ static void test_record_files(void)
                      "shape 2 5\n5 0\n0 9\n");
     bench_record rec;
     int ok = bench_record_read(path, 1, &rec, err, sizeof err) == 0;
-    expect(ok && rec.P0 == 3 && rec.calls == 7 && rec.nshapes == 2 && rec.index == 1,
-           "record: shape 1 read", 3, 0);
+    CHECK(ok && rec.P0 == 3 && rec.calls == 7 && rec.nshapes == 2 && rec.index == 1,
+          "record: shape 1 read (P=%d, avg=%ld)", 3, 0L);
     if (ok) {
         int same = 1;
         for (int i = 0; i < 3; i++)
             for (int j = 0; j < 3; j++)
                 same &= bench_record_bytes(&rec, 3, i, j) == 10 * i + j;
-        expect(same, "record: replayed at its P, the recorded bytes", 3, 0);
+        CHECK(same, "record: replayed at its P, the recorded bytes (P=%d, avg=%ld)", 3, 0L);
         /* at 6 = 2 x 3 ranks: rank i plays recorded rank i/2 */
         same = 1;
         for (int i = 0; i < 6; i++)
             for (int j = 0; j < 6; j++)
                 same &= bench_record_bytes(&rec, 6, i, j) == 10 * (i / 2) + j / 2;
-        expect(same, "record: at 2 P, each recorded rank played twice", 6, 0);
+        CHECK(same, "record: at 2 P, each recorded rank played twice (P=%d, avg=%ld)", 6, 0L);
         /* at 2 ranks: recorded ranks 0 and 1 (floor(i * 3 / 2)) */
         same = bench_record_bytes(&rec, 2, 0, 1) == 1 && bench_record_bytes(&rec, 2, 1, 1) == 11;
-        expect(same, "record: at fewer ranks, a subset", 2, 0);
+        CHECK(same, "record: at fewer ranks, a subset (P=%d, avg=%ld)", 2, 0L);
         /* elements of the file pattern round bytes up */
         bench_pattern fp = {PAT_FILE, 1, 0, 0, 0, 0, &rec};
         bench_layout l;
         bench_layout_init(&l, &fp, 3, 1, 8);
-        expect(bench_count(&l, 2, 1, 0) == 3 && bench_count(&l, 0, 0, 0) == 0,
-               "record: doubles round up", 3, 8);
+        CHECK(bench_count(&l, 2, 1, 0) == 3 && bench_count(&l, 0, 0, 0) == 0,
+              "record: doubles round up (P=%d, avg=%ld)", 3, 8L);
         bench_layout_init(&l, &fp, 3, 1, 1);
-        expect(bench_count(&l, 2, 1, 0) == 21, "record: bytes as they were", 3, 1);
+        CHECK(bench_count(&l, 2, 1, 0) == 21, "record: bytes as they were (P=%d, avg=%ld)", 3, 1L);
         bench_record_free(&rec);
     }
     ok = bench_record_read(path, 2, &rec, err, sizeof err) == 0;
-    expect(ok && rec.P0 == 2 && rec.calls == 5 && bench_record_bytes(&rec, 2, 1, 1) == 9,
-           "record: shape 2 read", 2, 0);
+    CHECK(ok && rec.P0 == 2 && rec.calls == 5 && bench_record_bytes(&rec, 2, 1, 1) == 9,
+          "record: shape 2 read (P=%d, avg=%ld)", 2, 0L);
     if (ok)
         bench_record_free(&rec);
-    expect(bench_record_read(path, 3, &rec, err, sizeof err) != 0 &&
-               strstr(err, "has 2 shapes, not a shape 3"),
-           "record: a missing shape is refused", 0, 0);
+    CHECK(bench_record_read(path, 3, &rec, err, sizeof err) != 0 &&
+          strstr(err, "has 2 shapes, not a shape 3"), "record: a missing shape is refused");
     int idx = 0;
-    expect(bench_record_spec("a:b/c.txt:4", p2, sizeof p2, &idx) == 0 && idx == 4 &&
-               strcmp(p2, "a:b/c.txt") == 0 &&
-               bench_record_spec("x.txt", p2, sizeof p2, &idx) == 0 && idx == 1 &&
-               bench_record_spec("x.txt:0", p2, sizeof p2, &idx) != 0,
-           "record: file:PATH[:N]", 0, 0);
+    CHECK(bench_record_spec("a:b/c.txt:4", p2, sizeof p2, &idx) == 0 && idx == 4 &&
+          strcmp(p2, "a:b/c.txt") == 0 && bench_record_spec("x.txt", p2, sizeof p2, &idx) == 0 &&
+          idx == 1 && bench_record_spec("x.txt:0", p2, sizeof p2, &idx) != 0,
+          "record: file:PATH[:N]");
     write_file(path, "xchg-record 1\nshape 2 1\n1 2\n3\n");
-    expect(bench_record_read(path, 1, &rec, err, sizeof err) != 0 && strstr(err, "shape 1") &&
-               strstr(err, "found the end"),
-           "record: a short matrix is refused with its line", 0, 0);
+    CHECK(bench_record_read(path, 1, &rec, err, sizeof err) != 0 && strstr(err, "shape 1") &&
+          strstr(err, "found the end"), "record: a short matrix is refused with its line");
     write_file(path, "xchg-record 1\nshape 2 1\n1 -2\n3 4\n");
-    expect(bench_record_read(path, 1, &rec, err, sizeof err) != 0 && strstr(err, ":3:"),
-           "record: a negative count is refused", 0, 0);
+    CHECK(bench_record_read(path, 1, &rec, err, sizeof err) != 0 && strstr(err, ":3:"),
+          "record: a negative count is refused");
     write_file(path, "shape 2 1\n1 2\n3 4\n");
-    expect(bench_record_read(path, 1, &rec, err, sizeof err) != 0 &&
-               strstr(err, "not an XCHG_RECORD file"),
-           "record: the header is required", 0, 0);
+    CHECK(bench_record_read(path, 1, &rec, err, sizeof err) != 0 &&
+          strstr(err, "not an XCHG_RECORD file"), "record: the header is required");
     remove(path);
 }
 
@@ -160,7 +148,8 @@ int main(int argc, char **argv)
                     ok &= c >= 0 && c <= 2 * a;
                     same &= c == bench_count(&l, i, j, 5); /* fixed pattern */
                 }
-            expect(ok && same, "random: counts in [0, 2 avg], the same every iteration", P, a);
+            CHECK(ok && same,
+                  "random: counts in [0, 2 avg], the same every iteration (P=%d, avg=%ld)", P, a);
             bench_pattern q = p;
             q.seed = 43;
             bench_layout l2;
@@ -169,7 +158,7 @@ int main(int argc, char **argv)
             for (int i = 0; i < P; i++)
                 for (int j = 0; j < P; j++)
                     differ |= bench_count(&l, i, j, 0) != bench_count(&l2, i, j, 0);
-            expect(differ || P * P < 4, "random: another seed, other counts", P, a);
+            CHECK(differ || P * P < 4, "random: another seed, other counts (P=%d, avg=%ld)", P, a);
 
             /* row/col agree with the matrix */
             int64_t *row = malloc(sizeof(int64_t) * (size_t)P), *col = malloc(sizeof(int64_t) * (size_t)P);
@@ -177,7 +166,7 @@ int main(int argc, char **argv)
             ok = 1;
             for (int j = 0; j < P; j++)
                 ok &= row[j] == bench_count(&l, P - 1, j, 0) && col[j] == bench_count(&l, j, P - 1, 0);
-            expect(ok, "row/col: send row and receive column of the matrix", P, a);
+            CHECK(ok, "row/col: send row and receive column of the matrix (P=%d, avg=%ld)", P, a);
             free(row);
             free(col);
 
@@ -197,8 +186,10 @@ int main(int argc, char **argv)
                 }
                 ok &= n0 == k && n1 == k;
             }
-            expect(ok, "sparse: exactly ceil(density P) partners, sizes around avg", P, a);
-            expect(moved || P <= 2, "sparse: partners change between iterations", P, a);
+            CHECK(ok,
+                  "sparse: exactly ceil(density P) partners, sizes around avg (P=%d, avg=%ld)", P, a);
+            CHECK(moved || P <= 2,
+                  "sparse: partners change between iterations (P=%d, avg=%ld)", P, a);
 
             p.kind = PAT_ZIPF;
             bench_layout_init(&l, &p, P, a, 1);
@@ -210,7 +201,8 @@ int main(int argc, char **argv)
                 for (int r = 1; r <= P; r++) /* a permutation of the shares */
                     ok &= v[P - r] == llround((double)a * P * pow(r, -1.0) / l.zipf_h);
             }
-            expect(ok, "zipf: each rank's blocks are avg P / (r^s H), r = 1..P", P, a);
+            CHECK(ok,
+                  "zipf: each rank's blocks are avg P / (r^s H), r = 1..P (P=%d, avg=%ld)", P, a);
 
             p.kind = PAT_HOT;
             bench_layout_init(&l, &p, P, a, 1);
@@ -224,7 +216,7 @@ int main(int argc, char **argv)
             ok = hot >= 0 && (P <= 1 || nhot == 1);
             for (int i = 0; i < P; i++)
                 ok &= bench_count(&l, i, hot, 0) == want;
-            expect(ok, "hot: one receiver gets 0.8 of every rank's volume", P, a);
+            CHECK(ok, "hot: one receiver gets 0.8 of every rank's volume (P=%d, avg=%ld)", P, a);
 
             for (int es = 1; es <= 8; es += 7) {
                 p.kind = PAT_TRANSPOSE;
@@ -240,20 +232,21 @@ int main(int argc, char **argv)
                 ok = total == l.n1 * l.n2 * 8 / es;
                 ok &= P == 1 || (l.n1 % P != 0 && l.n2 % P != 0);
                 ok &= P == 1 || vmin < vmax; /* uneven */
-                expect(ok, "transpose: blocks tile an unevenly split n1 x n2 grid", P, a);
+                CHECK(ok,
+                      "transpose: blocks tile an unevenly split n1 x n2 grid (P=%d, avg=%ld)", P, a);
             }
 
             p.kind = PAT_UNIFORM;
             bench_layout_init(&l, &p, P, a, 1);
-            expect(bench_count(&l, 0, P - 1, 3) == a, "uniform: avg", P, a);
+            CHECK(bench_count(&l, 0, P - 1, 3) == a, "uniform: avg (P=%d, avg=%ld)", P, a);
         }
         free(v);
     }
     test_record_files();
     for (int k = 0; k < PAT_COUNT; k++)
-        expect((int)bench_pattern_from_name(bench_pattern_name((bench_pattern_kind)k)) == k,
-               "names round-trip", 0, 0);
-    expect(bench_pattern_from_name("nosuch") == PAT_COUNT, "unknown name", 0, 0);
+        CHECK((int)bench_pattern_from_name(bench_pattern_name((bench_pattern_kind)k)) == k,
+              "names round-trip");
+    CHECK(bench_pattern_from_name("nosuch") == PAT_COUNT, "unknown name");
     printf("%d passed, %d failed\n", npass, nfail);
     return nfail != 0;
 }

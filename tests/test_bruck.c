@@ -13,7 +13,7 @@
  *    and the user's buffer past the block is untouched.
  * 4. XCHG_BRUCK_RADIX out of range or garbage (rejected with a warning:
  *    the default radix) still gives correct results.
- * Every failure is printed; the exit code is non-zero on any.
+ * Failures are printed (tests/check.h); the exit code is non-zero on any.
  */
 #include "xchg.h"
 #include "a2av_cases.h"
@@ -21,15 +21,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "check.h"
 
 static int npass, nfail, rank, P;
-
-static void check(const char *what, int ok)
-{
-    if (!ok)
-        fprintf(stderr, "FAIL [rank %d] %s\n", rank, what);
-    ok ? npass++ : nfail++;
-}
 
 /* n ints from every rank to every rank; value encodes (source, dest, k). */
 typedef struct {
@@ -104,7 +98,7 @@ static void usable_after(const char *label, xchg_algo a, bufs *b, MPI_Comm comm)
     char w[200];
     int rc = run(a, b, comm);
     snprintf(w, sizeof w, "%s: next call succeeds (%s)", label, a2av_err_msg(rc));
-    check(w, rc == MPI_SUCCESS && correct(b));
+    CHECK(rc == MPI_SUCCESS && correct(b), "%s", w);
 }
 
 int main(int argc, char **argv)
@@ -138,10 +132,10 @@ int main(int argc, char **argv)
                      "got class %d (%s)", name, lim,
                      mode == 0 ? "all ranks" : mode == 1 ? "rank 0" : "the last rank (fault)",
                      a2av_err_class(rc), a2av_err_msg(rc));
-            check(w, a2av_err_class(rc) == MPI_ERR_NO_MEM &&
-                     strstr(a2av_err_msg(rc), "XCHG_MAX_TEMP_BYTES") != NULL);
+            CHECK(a2av_err_class(rc) == MPI_ERR_NO_MEM &&
+                  strstr(a2av_err_msg(rc), "XCHG_MAX_TEMP_BYTES") != NULL, "%s", w);
             /* refused before any data moved */
-            check("refusal leaves recvbuf untouched", b.rb[0] == -1);
+            CHECK(b.rb[0] == -1, "refusal leaves recvbuf untouched");
             usable_after(name, padded[a], &b, comm);
         }
         /* a limit that fits: 2 x P x 1 KiB plus room */
@@ -149,11 +143,11 @@ int main(int argc, char **argv)
         int rc = run_env(padded[a], &b, "XCHG_MAX_TEMP_BYTES", w);
         snprintf(w, sizeof w, "%s under a sufficient limit (%s)", xchg_algo_name(padded[a]),
                  a2av_err_msg(rc));
-        check(w, rc == MPI_SUCCESS && correct(&b));
+        CHECK(rc == MPI_SUCCESS && correct(&b), "%s", w);
         xchg_stats st = env_stats;
         snprintf(w, sizeof w, "%s reports its padded buffers (%zu bytes)",
                  xchg_algo_name(padded[a]), st.temp_bytes);
-        check(w, st.temp_bytes >= (size_t)P * 1024);
+        CHECK(st.temp_bytes >= (size_t)P * 1024, "%s", w);
     }
 
     /* 2. two-phase Bruck: rank 0 out of memory, at several points */
@@ -170,8 +164,8 @@ int main(int argc, char **argv)
             int must_fail = rank == 0 && (size_t)atol(limits[l]) < (size_t)P * 1024;
             snprintf(w, sizeof w, "%s, limit %s on rank 0: got class %d (%s)", name,
                      limits[l], cls, a2av_err_msg(rc));
-            check(w, must_fail ? cls == MPI_ERR_NO_MEM
-                               : (cls == MPI_ERR_NO_MEM || (cls == MPI_SUCCESS && correct(&b))));
+            CHECK(must_fail ? cls == MPI_ERR_NO_MEM
+                  : (cls == MPI_ERR_NO_MEM || (cls == MPI_SUCCESS && correct(&b))), "%s", w);
             usable_after(name, twop[a], &b, comm);
         }
 
@@ -187,10 +181,10 @@ int main(int argc, char **argv)
             snprintf(w, sizeof w, "%s, recvcounts[0] short on rank %d: got class %d (%s)",
                      xchg_algo_name(trunc[a]), t, cls, a2av_err_msg(rc));
             if (rank == t)
-                check(w, cls == MPI_ERR_TRUNCATE && strstr(a2av_err_msg(rc), "recvcounts[0]") &&
-                         b.rb[b.n - 1] == -1);
+                CHECK(cls == MPI_ERR_TRUNCATE && strstr(a2av_err_msg(rc), "recvcounts[0]") &&
+                      b.rb[b.n - 1] == -1, "%s", w);
             else
-                check(w, cls == MPI_SUCCESS && correct(&b));
+                CHECK(cls == MPI_SUCCESS && correct(&b), "%s", w);
             b.rc[0] = b.n;
             usable_after(xchg_algo_name(trunc[a]), trunc[a], &b, comm);
         }
@@ -202,7 +196,7 @@ int main(int argc, char **argv)
         for (int i = 0; i < 8; i++) {
             int rc = run_env(XCHG_ALGO_BRUCK_RADIX, &b, "XCHG_BRUCK_RADIX", radix[i]);
             snprintf(w, sizeof w, "XCHG_BRUCK_RADIX='%s' (%s)", radix[i], a2av_err_msg(rc));
-            check(w, rc == MPI_SUCCESS && correct(&b));
+            CHECK(rc == MPI_SUCCESS && correct(&b), "%s", w);
         }
     }
 

@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "check.h"
 
 /* Counts the node splits libxchg makes (the test itself makes none). */
 static int splits;
@@ -85,17 +86,8 @@ static int exchange(MPI_Comm comm, int k, int preload, int *rc)
     return bad;
 }
 
-static int fails;
+static int npass, nfail;
 static int exchange_half(MPI_Comm half, int preload);
-#define CHECK(cond, ...)                                                       \
-    do {                                                                       \
-        if (!(cond)) {                                                         \
-            fprintf(stderr, "FAIL [rank %d] ", rank);                          \
-            fprintf(stderr, __VA_ARGS__);                                      \
-            fprintf(stderr, "\n");                                             \
-            fails++;                                                           \
-        }                                                                      \
-    } while (0)
 
 static int same_everywhere(int v)
 {
@@ -244,7 +236,7 @@ int main(int argc, char **argv)
     MPI_Comm_free(&half);
 
     int all;
-    MPI_Allreduce(&fails, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(&nfail, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0)
         printf("test_comm_budget %s on %d ranks: %d communicators, xchg served %d, MPI "
                "refused %d (first: %d), %d node split(s): %s\n",

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "check.h"
 
 static int npass, nfail, rank;
 static int handler_calls;
@@ -43,31 +44,24 @@ static void count_handler(MPI_Comm *comm, int *code, ...)
 
 static void expect(const char *what, int rc, int eclass, const char *needle)
 {
-    int cls = MPI_SUCCESS, ok = 1;
+    int cls = MPI_SUCCESS, len = 0;
     char msg[MPI_MAX_ERROR_STRING] = "";
-    int len = 0;
     if (rc != MPI_SUCCESS) {
         MPI_Error_class(rc, &cls);
         xchg_error_string(rc, msg, &len);
     }
-    if (cls != eclass) {
-        ok = 0;
-        fprintf(stderr, "FAIL [rank %d] %s: error class %d, expected %d (%s)\n", rank, what,
-                cls, eclass, msg);
-    } else if (needle && !strstr(msg, needle)) {
-        ok = 0;
-        fprintf(stderr, "FAIL [rank %d] %s: message \"%s\" does not name \"%s\"\n", rank, what,
-                msg, needle);
-    } else if (needle && mpi_error_string_works) {
+    if (cls != eclass || !needle) {
+        CHECK(cls == eclass, "%s: error class %d, expected %d (%s)", what, cls, eclass, msg);
+        return;
+    }
+    CHECK(strstr(msg, needle) != NULL, "%s: message \"%s\" does not name \"%s\"", what, msg,
+          needle);
+    if (strstr(msg, needle) && mpi_error_string_works) {
         /* where the MPI library shows added strings, MPI_Error_string says it too */
         MPI_Error_string(rc, msg, &len);
-        if (!strstr(msg, needle)) {
-            ok = 0;
-            fprintf(stderr, "FAIL [rank %d] %s: MPI_Error_string \"%s\" does not name \"%s\"\n",
-                    rank, what, msg, needle);
-        }
+        CHECK(strstr(msg, needle) != NULL, "%s: MPI_Error_string \"%s\" does not name \"%s\"",
+              what, msg, needle);
     }
-    ok ? npass++ : nfail++;
 }
 
 int main(int argc, char **argv)

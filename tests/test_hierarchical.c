@@ -16,21 +16,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#define CHECK_RANK me
+#include "check.h"
 
 static int me, P, npass, nfail;
-
-static void verdict(const char *what, int ok)
-{
-    int all = 0;
-    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (all) {
-        npass++;
-    } else {
-        nfail++;
-        if (me == 0)
-            fprintf(stderr, "FAILED: %s\n", what);
-    }
-}
 
 /* Every block has the same size (3 ints, value s * 1000000 + d * 1000 + i),
  * so all members of a node hold the same temporary memory and only the
@@ -67,7 +56,7 @@ static int run_once(MPI_Comm comm, int k)
     }
     char what[64];
     snprintf(what, sizeof what, "values, XCHG_RANKS_PER_NODE=%d", k);
-    verdict(what, ok);
+    CHECK_ALL(ok, "%s", what);
 
     /* leaders hold more temporary memory than the members of their node */
     xchg_stats st;
@@ -85,7 +74,7 @@ static int run_once(MPI_Comm comm, int k)
             ok = 0;
     }
     snprintf(what, sizeof what, "leaders, XCHG_RANKS_PER_NODE=%d", k);
-    verdict(what, ok);
+    CHECK_ALL(ok, "%s", what);
     free(all);
     free(sb);
     free(rb);

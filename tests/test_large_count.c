@@ -32,6 +32,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#define CHECK_RANK world_rank
+#include "check.h"
 
 #if !XCHG_HAVE_LARGE_COUNT
 int main(void)
@@ -45,13 +47,7 @@ static int npass, nfail, world_rank, world_size;
 
 static void verdict(const char *what, int ok, const char *why)
 {
-    int all = 0;
-    if (!ok)
-        fprintf(stderr, "FAIL [rank %d] %s: %s\n", world_rank, what, why);
-    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    all ? npass++ : nfail++;
-    if (!all && world_rank == 0)
-        fprintf(stderr, "FAILED: %s\n", what);
+    CHECK_ALL(ok, "%s%s%s", what, ok ? "" : ": ", ok ? "" : why);
 }
 
 /* The int arrays of a case, widened. */

@@ -17,21 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "check.h"
 
 static int rank, P, nfail, npass;
-
-static void check(int ok, const char *what)
-{
-    int all;
-    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (all)
-        npass++;
-    else {
-        nfail++;
-        if (rank == 0)
-            fprintf(stderr, "FAIL %s\n", what);
-    }
-}
 
 /* One call where rank `from` sends rank 0 two ints and rank 0 expects one.
  * Returns this rank's code. */
@@ -66,7 +54,7 @@ int main(int argc, char **argv)
     for (int k = 0; k < 2; k++) {
         xchg_algo a = xchg_algo_from_name(names[k]);
         char what[160], msg[MPI_MAX_ERROR_STRING];
-        check(a != XCHG_ALGO_INVALID && xchg_algo_is_baseline(a), names[k]);
+        CHECK_ALL(a != XCHG_ALGO_INVALID && xchg_algo_is_baseline(a), "%s", names[k]);
         /* from the last rank (rank 0 itself on one rank) */
         for (int self = 0; self < 2; self++) {
             int from = self ? 0 : P - 1;
@@ -74,18 +62,18 @@ int main(int argc, char **argv)
             int cls = a2av_err_class(code);
             snprintf(what, sizeof what, "%s: %s block too large: MPI_ERR_TRUNCATE on rank 0",
                      names[k], from == 0 ? "self" : "peer");
-            check(rank != 0 || cls == MPI_ERR_TRUNCATE, what);
+            CHECK_ALL(rank != 0 || cls == MPI_ERR_TRUNCATE, "%s", what);
             snprintf(what, sizeof what, "%s: %s block too large: others succeed or truncate",
                      names[k], from == 0 ? "self" : "peer");
-            check(cls == MPI_SUCCESS || cls == MPI_ERR_TRUNCATE, what);
+            CHECK_ALL(cls == MPI_SUCCESS || cls == MPI_ERR_TRUNCATE, "%s", what);
             if (from == 0) {
                 snprintf(what, sizeof what, "%s: self truncation says so", names[k]);
-                check(rank != 0 || strstr(msg, "sends itself") != NULL, what);
+                CHECK_ALL(rank != 0 || strstr(msg, "sends itself") != NULL, "%s", what);
             }
             /* still usable */
             code = call_truncating(a, -1, msg);
             snprintf(what, sizeof what, "%s: a good call after the truncation", names[k]);
-            check(code == MPI_SUCCESS, what);
+            CHECK_ALL(code == MPI_SUCCESS, "%s", what);
         }
     }
     if (rank == 0)

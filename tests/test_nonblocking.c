@@ -26,21 +26,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "check.h"
 
 static int rank, P, npass, nfail;
 
 static void verdict(const char *algo, const char *what, int ok)
 {
-    int all = 0;
-    if (!ok)
-        fprintf(stderr, "FAIL [rank %d] %s: %s\n", rank, algo, what);
-    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    int nfail_before = nfail;
+    CHECK_ALL(ok, "%s: %s", algo, what);
     if (rank == 0 && getenv("XCHG_TEST_VERBOSE"))
-        fprintf(stderr, "%s: %s: %s\n", algo, what, all ? "ok" : "FAILED");
-    if (all)
-        npass++;
-    else
-        nfail++;
+        fprintf(stderr, "%s: %s: %s\n", algo, what, nfail_before == nfail ? "ok" : "FAILED");
 }
 
 /* An exchange whose every block is known from a seed. */

@@ -23,6 +23,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#define CHECK_RANK world_rank
+#include "check.h"
 
 static int npass, nfail, world_rank, world_size;
 static int handler_calls;
@@ -35,13 +37,7 @@ static void count_handler(MPI_Comm *comm, int *code, ...)
 
 static void verdict(const char *algo, const char *what, int ok, const char *why)
 {
-    int all = 0;
-    if (!ok)
-        fprintf(stderr, "FAIL [rank %d] %s %s: %s\n", world_rank, algo, what, why);
-    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    all ? npass++ : nfail++;
-    if (!all && world_rank == 0)
-        fprintf(stderr, "FAILED: %s %s\n", algo, what);
+    CHECK_ALL(ok, "%s %s%s%s", algo, what, ok ? "" : ": ", ok ? "" : why);
 }
 
 /* Start/wait cycles on the main case: 200 where that is cheap; MPICH busy-

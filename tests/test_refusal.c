@@ -17,23 +17,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#define CHECK_RANK me
+#include "check.h"
 
 enum { BIG = 16384 }; /* ints in the large block */
 
 static int me, P, npass, nfail;
-
-static void verdict(const char *algo, const char *what, int ok)
-{
-    int all = 0;
-    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (all) {
-        npass++;
-    } else {
-        nfail++;
-        if (me == 0)
-            fprintf(stderr, "FAILED: %s %s\n", algo, what);
-    }
-}
 
 static int count(int s, int d) { return (s == P - 1 && d == 0 && P > 1) ? BIG : 1; }
 
@@ -85,7 +74,7 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         xchg_algo a = xchg_algo_from_name(argv[i]);
         if (a == XCHG_ALGO_INVALID || a == XCHG_ALGO_AUTO) {
-            verdict(argv[i], "is an algorithm", 0);
+            CHECK_ALL(0, "%s is an algorithm", argv[i]);
             continue;
         }
         for (int k = 0; k < 3; k++) {
@@ -114,16 +103,16 @@ int main(int argc, char **argv)
                 fprintf(stderr, "rank %d: %s returned error class %d\n", me, argv[i], cls);
             snprintf(what, sizeof what, "refuses on all ranks or none (rpn %s)",
                      rpn[k] ? rpn[k] : "unset");
-            verdict(argv[i], what, ok);
+            CHECK_ALL(ok, "%s %s", argv[i], what);
             /* at 2+ ranks the large block cannot fit: it must refuse */
             snprintf(what, sizeof what, "refuses over the limit (rpn %s)",
                      rpn[k] ? rpn[k] : "unset");
-            verdict(argv[i], what, P == 1 || mn[0] == 1);
+            CHECK_ALL(P == 1 || mn[0] == 1, "%s %s", argv[i], what);
 
             cls = exchange(a, unlimited, &good);
             snprintf(what, sizeof what, "works after a refusal (rpn %s)",
                      rpn[k] ? rpn[k] : "unset");
-            verdict(argv[i], what, cls == MPI_SUCCESS && good);
+            CHECK_ALL(cls == MPI_SUCCESS && good, "%s %s", argv[i], what);
             MPI_Comm_free(&limited);
             MPI_Comm_free(&unlimited);
         }

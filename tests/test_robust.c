@@ -34,15 +34,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "check.h"
 
 static int npass, nfail, rank, P;
-
-static void check(const char *what, int ok)
-{
-    if (!ok)
-        fprintf(stderr, "FAIL [rank %d] %s\n", rank, what);
-    ok ? npass++ : nfail++;
-}
 
 /* n ints to every rank, in slots of `stride` ints (room for more). */
 typedef struct {
@@ -113,7 +107,7 @@ static void usable_after(const char *label, xchg_algo a, bufs *b, MPI_Comm comm)
     reset_counts(b);
     int rc = run(a, b, comm);
     snprintf(w, sizeof w, "%s: the next correct call succeeds (%s)", label, a2av_err_msg(rc));
-    check(w, rc == MPI_SUCCESS && all_ok(b));
+    CHECK(rc == MPI_SUCCESS && all_ok(b), "%s", w);
 }
 
 /* ---- buffers ---- */
@@ -130,21 +124,22 @@ static void section_buffers(MPI_Comm comm)
                                      comm);
         snprintf(w, sizeof w, "%s: NULL sendbuf with sendcounts > 0: MPI_ERR_BUFFER naming "
                  "sendbuf (class %d: %s)", name, a2av_err_class(rc), a2av_err_msg(rc));
-        check(w, a2av_err_class(rc) == MPI_ERR_BUFFER && strstr(a2av_err_msg(rc), "sendbuf"));
+        CHECK(a2av_err_class(rc) == MPI_ERR_BUFFER && strstr(a2av_err_msg(rc), "sendbuf"), "%s", w);
         rc = xchg_alltoallv_algo(a, b.sb, b.sc, b.sd, MPI_INT, NULL, b.rc, b.rd, MPI_INT, comm);
         snprintf(w, sizeof w, "%s: NULL recvbuf with recvcounts > 0: MPI_ERR_BUFFER naming "
                  "recvbuf (class %d: %s)", name, a2av_err_class(rc), a2av_err_msg(rc));
-        check(w, a2av_err_class(rc) == MPI_ERR_BUFFER && strstr(a2av_err_msg(rc), "recvbuf"));
+        CHECK(a2av_err_class(rc) == MPI_ERR_BUFFER && strstr(a2av_err_msg(rc), "recvbuf"), "%s", w);
         rc = xchg_alltoallv_algo(a, MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, NULL, b.rc,
                                  b.rd, MPI_INT, comm);
         snprintf(w, sizeof w, "%s: MPI_IN_PLACE with a NULL recvbuf: MPI_ERR_BUFFER naming "
                  "recvbuf (class %d: %s)", name, a2av_err_class(rc), a2av_err_msg(rc));
-        check(w, a2av_err_class(rc) == MPI_ERR_BUFFER && strstr(a2av_err_msg(rc), "recvbuf"));
+        CHECK(a2av_err_class(rc) == MPI_ERR_BUFFER && strstr(a2av_err_msg(rc), "recvbuf"), "%s", w);
         memcpy(b.rb, b.sb, sizeof(int) * (size_t)P * 3);
         rc = xchg_alltoallv_algo(a, b.rb, b.sc, b.sd, MPI_INT, b.rb, b.rc, b.rd, MPI_INT, comm);
         snprintf(w, sizeof w, "%s: sendbuf == recvbuf: MPI_ERR_BUFFER pointing to "
                  "MPI_IN_PLACE (class %d: %s)", name, a2av_err_class(rc), a2av_err_msg(rc));
-        check(w, a2av_err_class(rc) == MPI_ERR_BUFFER && strstr(a2av_err_msg(rc), "MPI_IN_PLACE"));
+        CHECK(a2av_err_class(rc) == MPI_ERR_BUFFER && strstr(a2av_err_msg(rc), "MPI_IN_PLACE"),
+              "%s", w);
         /* nothing to move: NULL buffers and an aliased pair are fine */
         rc = xchg_alltoallv_algo(a, NULL, zero, zero, MPI_INT, b.rb, zero, zero, MPI_INT, comm);
         if (rc == MPI_SUCCESS)
@@ -152,7 +147,7 @@ static void section_buffers(MPI_Comm comm)
                                      comm);
         snprintf(w, sizeof w, "%s: a NULL buffer with zero counts is fine (%s)", name,
                  a2av_err_msg(rc));
-        check(w, rc == MPI_SUCCESS);
+        CHECK(rc == MPI_SUCCESS, "%s", w);
         usable_after(name, a, &b, comm);
     }
     /* persistent init shares the checks */
@@ -160,7 +155,7 @@ static void section_buffers(MPI_Comm comm)
     int rc = xchg_alltoallv_init_algo(XCHG_ALGO_LINEAR, NULL, b.sc, b.sd, MPI_INT, b.rb, b.rc,
                                       b.rd, MPI_INT, comm, MPI_INFO_NULL, &req);
     snprintf(w, sizeof w, "xchg_alltoallv_init: NULL sendbuf: MPI_ERR_BUFFER (%s)", a2av_err_msg(rc));
-    check(w, a2av_err_class(rc) == MPI_ERR_BUFFER && req == XCHG_REQUEST_NULL);
+    CHECK(a2av_err_class(rc) == MPI_ERR_BUFFER && req == XCHG_REQUEST_NULL, "%s", w);
     free(zero);
     unmake(&b);
 }
@@ -196,10 +191,10 @@ static void section_truncate(MPI_Comm comm, int argc, char **argv)
             snprintf(w, sizeof w, "%s: rank %d receives one int less than rank %d sends: "
                      "class %d (%s)", name, t, from, cls, a2av_err_msg(rc));
             if (rank == t)
-                check(w, cls == MPI_ERR_TRUNCATE &&
-                         b.rb[from * b.stride + n - 1] == -1 && b.rb[from * b.stride + n] == -1);
+                CHECK(cls == MPI_ERR_TRUNCATE && b.rb[from * b.stride + n - 1] == -1 &&
+                      b.rb[from * b.stride + n] == -1, "%s", w);
             else
-                check(w, (cls == MPI_SUCCESS && all_ok(&b)) || cls == MPI_ERR_TRUNCATE);
+                CHECK((cls == MPI_SUCCESS && all_ok(&b)) || cls == MPI_ERR_TRUNCATE, "%s", w);
             usable_after(name, a, &b, comm);
         }
         /* one element more expected than sent, from rank 0 (Open MPI's own
@@ -212,7 +207,7 @@ static void section_truncate(MPI_Comm comm, int argc, char **argv)
         int rc = run(a, &b, comm);
         snprintf(w, sizeof w, "%s: rank %d expects one int more than rank 0 sends: success, "
                  "only the %d sent written (%s)", name, t, n, a2av_err_msg(rc));
-        check(w, rc == MPI_SUCCESS && all_ok(&b));
+        CHECK(rc == MPI_SUCCESS && all_ok(&b), "%s", w);
         usable_after(name, a, &b, comm);
     }
     unmake(&b);
@@ -268,7 +263,7 @@ static void section_nomem(MPI_Comm comm, int argc, char **argv)
                     snprintf(w, sizeof w, "%s, XCHG_FAULT_TEMP_LIMIT=%ld on rank %d (peak %ld), "
                              "%s counts: class %d (%s)", name, lim, lim_rank, peak,
                              bad ? "short" : "matching", cls, a2av_err_msg(rc));
-                    check(w, ok);
+                    CHECK(ok, "%s", w);
                     if (!ok)
                         break; /* one report per series is enough */
                 }
@@ -299,7 +294,7 @@ static void section_persistent(void)
         int rc = xchg_alltoallv_init_algo(a, b.sb, b.sc, b.sd, MPI_INT, b.rb, b.rc, b.rd,
                                           MPI_INT, comm, MPI_INFO_NULL, &req);
         snprintf(w, sizeof w, "%s: init (%s)", name, a2av_err_msg(rc));
-        check(w, rc == MPI_SUCCESS);
+        CHECK(rc == MPI_SUCCESS, "%s", w);
         if (rc != MPI_SUCCESS)
             continue;
         MPI_Comm_free(&comm);
@@ -310,16 +305,16 @@ static void section_persistent(void)
                 rc = xchg_wait(req);
             snprintf(w, sizeof w, "%s: start/wait %d after MPI_Comm_free of its communicator "
                      "(%s)", name, cycle, a2av_err_msg(rc));
-            check(w, rc == MPI_SUCCESS && all_ok(&b));
+            CHECK(rc == MPI_SUCCESS && all_ok(&b), "%s", w);
         }
         rc = xchg_wait(req); /* inactive: raised on MPI_COMM_SELF, which returns */
         snprintf(w, sizeof w, "%s: wait on an inactive request after the comm is freed: "
                  "MPI_ERR_REQUEST (%s)", name, a2av_err_msg(rc));
-        check(w, a2av_err_class(rc) == MPI_ERR_REQUEST);
+        CHECK(a2av_err_class(rc) == MPI_ERR_REQUEST, "%s", w);
         rc = xchg_request_free(&req);
         snprintf(w, sizeof w, "%s: request freed after its communicator (%s)", name,
                  a2av_err_msg(rc));
-        check(w, rc == MPI_SUCCESS && req == XCHG_REQUEST_NULL);
+        CHECK(rc == MPI_SUCCESS && req == XCHG_REQUEST_NULL, "%s", w);
 
         /* 2. a bad self block on rank t: its start or wait fails, every
          * time, and the request stays usable; the others get their data */
@@ -343,18 +338,18 @@ static void section_persistent(void)
                 snprintf(w, sizeof w, "%s: cycle %d with a self block too large on rank %d: "
                          "class %d (%s)", name, cycle, t, cls, a2av_err_msg(rc));
                 if (rank == t)
-                    check(w, cls == MPI_ERR_TRUNCATE);
+                    CHECK(cls == MPI_ERR_TRUNCATE, "%s", w);
                 else
-                    check(w, (cls == MPI_SUCCESS && all_ok(&b)) || cls == MPI_ERR_TRUNCATE);
+                    CHECK((cls == MPI_SUCCESS && all_ok(&b)) || cls == MPI_ERR_TRUNCATE, "%s", w);
             }
             rc = xchg_request_free(&req);
             snprintf(w, sizeof w, "%s: free after failed starts (%s)", name, a2av_err_msg(rc));
-            check(w, rc == MPI_SUCCESS);
+            CHECK(rc == MPI_SUCCESS, "%s", w);
         } else {
             /* an algorithm that checks at init must refuse with the class */
             snprintf(w, sizeof w, "%s: init with a bad self block on rank %d: class %d (%s)",
                      name, t, a2av_err_class(rc), a2av_err_msg(rc));
-            check(w, a2av_err_class(rc) == MPI_ERR_TRUNCATE || rank != t);
+            CHECK(a2av_err_class(rc) == MPI_ERR_TRUNCATE || rank != t, "%s", w);
         }
         usable_after(name, a, &b, comm);
         MPI_Comm_free(&comm);

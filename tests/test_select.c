@@ -13,21 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "check.h"
 
 static int rank, P, npass, nfail;
-
-static void expect(int cond, const char *what)
-{
-    int all;
-    MPI_Allreduce(&cond, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (all)
-        npass++;
-    else {
-        nfail++;
-        if (rank == 0)
-            fprintf(stderr, "FAIL %s\n", what);
-    }
-}
 
 /* Runs xchg_alltoallv on a pattern with per-rank scale; returns the chosen
  * algorithm and checks the result against MPI_Alltoallv. */
@@ -80,25 +68,25 @@ int main(int argc, char **argv)
         for (int sparse = 0; sparse < 2; sparse++) {
             a = run_pattern(scales[i], sparse, &ok);
             snprintf(label, sizeof label, "scale %d sparse %d: correct", scales[i], sparse);
-            expect(ok, label);
+            CHECK_ALL(ok, "%s", label);
             snprintf(label, sizeof label, "scale %d sparse %d: same choice on all ranks (%s)",
                      scales[i], sparse, xchg_algo_name(a) ? xchg_algo_name(a) : "?");
-            expect(same_everywhere((int)a) && xchg_algo_name(a) != NULL, label);
+            CHECK_ALL(same_everywhere((int)a) && xchg_algo_name(a) != NULL, "%s", label);
             snprintf(label, sizeof label, "scale %d sparse %d: auto never runs a baseline (%s)",
                      scales[i], sparse, xchg_algo_name(a) ? xchg_algo_name(a) : "?");
-            expect(!xchg_algo_is_baseline(a), label);
+            CHECK_ALL(!xchg_algo_is_baseline(a), "%s", label);
         }
 
     /* the baselines are exactly vendor and the two MPI models */
     int nbase = 0;
     for (int i = 0; i < xchg_algo_count(); i++)
         nbase += xchg_algo_is_baseline(xchg_algo_at(i));
-    expect(nbase == 3 && xchg_algo_is_baseline(XCHG_ALGO_VENDOR) &&
-               xchg_algo_is_baseline(XCHG_ALGO_MPICH_MODEL) &&
-               xchg_algo_is_baseline(XCHG_ALGO_OMPI_MODEL) &&
-               !xchg_algo_is_baseline(XCHG_ALGO_AUTO) && !xchg_algo_is_baseline(XCHG_ALGO_LINEAR) &&
-               !xchg_algo_is_baseline(XCHG_ALGO_INVALID),
-           "xchg_algo_is_baseline: vendor, mpich_model, ompi_model only");
+    CHECK_ALL(nbase == 3 && xchg_algo_is_baseline(XCHG_ALGO_VENDOR) &&
+              xchg_algo_is_baseline(XCHG_ALGO_MPICH_MODEL) &&
+              xchg_algo_is_baseline(XCHG_ALGO_OMPI_MODEL) &&
+              !xchg_algo_is_baseline(XCHG_ALGO_AUTO) && !xchg_algo_is_baseline(XCHG_ALGO_LINEAR) &&
+              !xchg_algo_is_baseline(XCHG_ALGO_INVALID),
+              "xchg_algo_is_baseline: vendor, mpich_model, ompi_model only");
 
     /* a tuning table with a rule for every case */
     char path[64];
@@ -110,7 +98,7 @@ int main(int argc, char **argv)
     /* the table is part of the agreed statistics: the choice made at the
      * end of this call (cached) follows it from the next call on */
     run_pattern(16, 0, &ok);
-    expect(run_pattern(16, 0, &ok) == XCHG_ALGO_PAIRWISE && ok, "a tuning-table rule is obeyed");
+    CHECK_ALL(run_pattern(16, 0, &ok) == XCHG_ALGO_PAIRWISE && ok, "a tuning-table rule is obeyed");
 
     /* a rule naming a baseline is ignored: the model decides instead (a
      * file of its own: tables are cached by path) */
@@ -121,7 +109,7 @@ int main(int argc, char **argv)
     fclose(f);
     setenv("XCHG_TUNING_FILE", bpath, 1);
     a = run_pattern(16, 0, &ok);
-    expect(ok && !xchg_algo_is_baseline(a), "a tuning-table rule naming a baseline is ignored");
+    CHECK_ALL(ok && !xchg_algo_is_baseline(a), "a tuning-table rule naming a baseline is ignored");
     remove(bpath);
     setenv("XCHG_TUNING_FILE", path, 1);
 
@@ -129,11 +117,11 @@ int main(int argc, char **argv)
     if (rank != 0)
         setenv("XCHG_TUNING_FILE", "/nonexistent/xchg-table", 1);
     a = run_pattern(16, 0, &ok);
-    expect(ok && same_everywhere((int)a), "a table one rank lacks: same choice everywhere");
+    CHECK_ALL(ok && same_everywhere((int)a), "a table one rank lacks: same choice everywhere");
     a = run_pattern(16, 0, &ok);
-    expect(ok && same_everywhere((int)a), "a table one rank lacks: same choice everywhere");
+    CHECK_ALL(ok && same_everywhere((int)a), "a table one rank lacks: same choice everywhere");
     if (P > 1)
-        expect(a != XCHG_ALGO_PAIRWISE, "a table one rank lacks is ignored");
+        CHECK_ALL(a != XCHG_ALGO_PAIRWISE, "a table one rank lacks is ignored");
     unsetenv("XCHG_TUNING_FILE");
     remove(path);
 
