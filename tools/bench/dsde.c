@@ -11,7 +11,7 @@
  * Receivers get a varying number of messages. The same seed gives the same
  * partners on every run, with any MPI, for every algorithm.
  *
- * Fairness follows tests/sparse_timing.h: partners and data are made
+ * Fairness: partners and data are made
  * before the clock starts; iteration it runs every algorithm once on the
  * same partners, the order rotating; an MPI_Barrier before each timed
  * call; the received data is consumed inside the timed region the same way
