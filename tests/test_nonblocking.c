@@ -17,7 +17,7 @@
  *    reported by the completing wait on every rank.
  * Results are checked against a formula (block (s,d) holds s, d, i).
  * rma_fence and rma_lock create a window in every call (blocking), so
- * they skip the "start returns" checks (README "Nonblocking").
+ * they skip the "start returns" checks (docs/user-guide.md, "Nonblocking use").
  *
  * Usage: test_nonblocking [algo ...]
  */

@@ -347,7 +347,7 @@ int main(int argc, char **argv)
 
     /* an argument error on one rank (a negative receive count on the last):
      * with XCHG_CHECK=1 (without it, linear's argument errors are local:
-     * README "Errors") every rank's wait reports an error of the same
+     * docs/errors.md) every rank's wait reports an error of the same
      * class, through the communicator's handler, and the request is gone;
      * in MPI_Waitall as MPI_ERR_IN_STATUS with the exchange's status
      * carrying it. xchg reads its settings when it first meets a
