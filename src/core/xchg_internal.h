@@ -26,7 +26,7 @@ enum {
     XCHG_TAG_GRID = 130,
     XCHG_TAG_RMA = 140,      /* rma_lock: "target ready" */
     XCHG_TAG_RMA_DONE = 141, /* rma_lock: "data delivered" */
-    XCHG_TAG_AGREE = 150,    /* the automatic choice's agreement (select/agree.c) */
+    XCHG_TAG_AGREE = 150,    /* the automatic choice's agreement (select/stats_agree.c) */
     XCHG_TAG_SPARSE = 200 /* 200..299 reserved for sparse exchange */
 };
 
@@ -89,7 +89,7 @@ typedef struct xchg_settings {
  * values on stderr. */
 int xchg_settings_agree(MPI_Comm comm, xchg_settings *s);
 
-typedef struct xchg_nb xchg_nb; /* a nonblocking exchange (src/sched/nonblocking.c) */
+typedef struct xchg_nb xchg_nb; /* a nonblocking exchange (src/progress/queue.c) */
 
 /* Library state cached on a caller's communicator (attribute value). */
 typedef struct xchg_comm_state {
@@ -295,7 +295,7 @@ void xchg_select_prepare(xchg_comm_state *cs, int nonblocking);
 int xchg_hierarchical_prepare(xchg_comm_state *cs);
 int xchg_hierarchical_ready(const xchg_comm_state *cs);
 
-/* Nonblocking exchanges (src/sched/nonblocking.c): fn(arg) runs as a
+/* Nonblocking exchanges (src/progress/queue.c): fn(arg) runs as a
  * coroutine once the exchanges started before it on cs are complete;
  * started at once as far as it goes. xchg_nb_test and xchg_nb_wait
  * progress every queue; the result is fn's return value. xchg_nb_free
@@ -307,7 +307,7 @@ int xchg_nb_wait(xchg_nb *nb);
 void xchg_nb_free(xchg_nb *nb);
 void xchg_nb_drain(xchg_comm_state *cs);
 
-/* The blocking MPI calls of the algorithms (src/sched/block.c): outside a
+/* The blocking MPI calls of the algorithms (src/progress/block.c): outside a
  * coroutine the MPI call of the same name and signature; inside one (a
  * nonblocking exchange) its nonblocking form, tested with yields between.
  * Algorithms call these, never the blocking MPI forms, so that one
@@ -345,7 +345,7 @@ int xchg_mpi_scatterv(const void *sbuf, const int scounts[], const int displs[],
  * no-op. */
 void xchg_world_errors_return(int on);
 /* Whether the caller runs in a nonblocking exchange's coroutine
- * (src/sched/coro.h). */
+ * (src/progress/coro.h). */
 int xchg_coro_inside(void);
 
 /* MPI_Waitall for algorithms: while an automatic choice's refresh is in
@@ -438,14 +438,14 @@ int xchg_alltoallv_run(xchg_algo algo, int from_env, int pre_err, const void *se
                        const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                        void *recvbuf, const int recvcounts[], const int rdispls[],
                        MPI_Datatype recvtype, MPI_Comm comm);
-/* The same for xchg_alltoallv_init and _init_algo (persistent/request.c). */
-/* xchg_ialltoallv and _algo (persistent/request.c). */
+/* The same for xchg_alltoallv_init and _init_algo (src/api/persistent.c). */
+/* xchg_ialltoallv and _algo (src/api/persistent.c). */
 int xchg_ialltoallv_run(xchg_algo algo, int from_env, const void *sendbuf,
                         const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                         void *recvbuf, const int recvcounts[], const int rdispls[],
                         MPI_Datatype recvtype, MPI_Comm comm, xchg_request *req);
 /* The parts of xchg_ialltoallv that xchg_ialltoallv_c shares
- * (request.c): the checks before a request can be made (raised on comm);
+ * (persistent.c): the checks before a request can be made (raised on comm);
  * the start of a request for the exchange a, whose arrays are copies the
  * request takes over (arrays, and large if not NULL; both freed on
  * failure, which is MPI_ERR_NO_MEM, not raised); the report of a call
@@ -469,7 +469,7 @@ int xchg_alltoallv_init_run(xchg_algo algo, int from_env, int pre_err, const voi
                             MPI_Info info, xchg_request *req);
 #if XCHG_HAVE_LARGE_COUNT
 /* A persistent request that is MPI's own MPI_Alltoallv_init_c on pcomm
- * (request.c): for large-count inits whose values some rank cannot give
+ * (persistent.c): for large-count inits whose values some rank cannot give
  * xchg's algorithms. Collective; keeps copies of the arrays and of derived
  * datatypes, as every request does. */
 int xchg_request_mpi_large(xchg_comm_state *cs, const void *sendbuf,
@@ -502,7 +502,7 @@ int xchg_error_code(int errclass, const char *fmt, ...)
     ;
 int xchg_raise(MPI_Comm comm, int code);
 
-/* Agreement of argument errors (agree.c). xchg_agree_flag is this rank's
+/* Agreement of argument errors (error_agree.c). xchg_agree_flag is this rank's
  * contribution to an MPI_MAX reduction of one int64 (0: no error);
  * xchg_agree_result turns the reduced value into the call's result: this
  * rank's own error, or one of the same class naming the failing rank.

@@ -8,7 +8,7 @@
  * ranks: what counts is the node's real off-node traffic) or beta_intra
  * inside the node, and every local copy `copy` per byte plus `copy_call`.
  * Each algorithm's time is estimated from statistics every rank shares
- * after the agreement (select.c, agree.c: largest block, busiest rank's
+ * after the agreement (select.c, stats_agree.c: largest block, busiest rank's
  * volumes, partner counts and posts, off-node volumes, total traffic), so
  * every rank computes the same estimates and picks the same algorithm
  * (design rule 2). xchg-tune measures alpha, beta, copy and overhead for a

@@ -3,7 +3,7 @@
  *
  * Rule 2 of the design: every rank chooses the same algorithm. The choice
  * uses only what all ranks know: P, the environment, and statistics of the
- * pattern reduced over all ranks by one small agreement (agree.c: largest
+ * pattern reduced over all ranks by one small agreement (stats_agree.c: largest
  * block, busiest rank's volumes and partner counts, off-node traffic, the
  * tuning table's checksum). A measured tuning table (table.c) decides where
  * it has a rule; elsewhere the cost model (model.c) ranks the registered

@@ -7,7 +7,7 @@
 
 #include "xchg_internal.h"
 
-/* The fields every rank contributes to the agreement (agree.c): the
+/* The fields every rank contributes to the agreement (stats_agree.c): the
  * first XCHG_AF_NMAX are reduced with MAX, the rest with SUM. A fixed
  * struct so that one reduction carries everything the choice (and an
  * agreed error, XCHG_AF_ERROR_CLASS) needs. */
@@ -99,7 +99,7 @@ typedef struct xchg_model_params {
 } xchg_model_params;
 
 void xchg_model_defaults(xchg_model_params *m);
-/* One agreement of the statistics (agree.c's recursive doubling). */
+/* One agreement of the statistics (stats_agree.c's recursive doubling). */
 double xchg_model_agree_time(const xchg_model_params *m, const xchg_pattern_stats *s);
 double xchg_model_time(xchg_algo algo, const xchg_model_params *m,
                        const xchg_pattern_stats *s);

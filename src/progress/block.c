@@ -8,7 +8,7 @@
  * whenever the exchange would wait. Calls with no nonblocking form (window
  * creation and synchronisation of rma_fence/rma_lock, the node
  * communicators' splits of hierarchical, made once per communicator) are
- * made at the exchange's start instead (request.c, blocking_start):
+ * made at the exchange's start instead (src/api/persistent.c, blocking_start):
  * README "Nonblocking".
  */
 #include "xchg_internal.h"

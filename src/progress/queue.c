@@ -1,5 +1,5 @@
 /*
- * nonblocking.c - running exchanges in the background: the queue of
+ * queue.c - running exchanges in the background: the queue of
  * coroutines (coro.h) behind xchg_ialltoallv and persistent starts.
  *
  * One queue per communicator: an exchange starts running once the ones

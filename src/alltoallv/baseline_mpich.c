@@ -1,5 +1,5 @@
 /*
- * mpich_model.c - "mpich_model": a model of MPICH 4.0's default
+ * baseline_mpich.c - "mpich_model": a model of MPICH 4.0's default
  * intra-communicator MPI_Alltoallv, a baseline for simulated comparisons.
  *
  * Models MPIR_Alltoallv_intra_scattered of MPICH 4.0.x, which MPICH's JSON

@@ -1,5 +1,5 @@
 /*
- * agree.c - one rank's argument error fails every rank, and the check mode.
+ * error_agree.c - one rank's argument error fails every rank, and the check mode.
  *
  * MPI calls a collective erroneous when one rank passes bad arguments; a
  * library that returns on that rank only leaves the others waiting forever.

@@ -1,5 +1,5 @@
 /*
- * ompi_model.c - "ompi_model": a model of Open MPI 4.1's default
+ * baseline_ompi.c - "ompi_model": a model of Open MPI 4.1's default
  * MPI_Alltoallv (coll/tuned, fixed decision), a baseline for simulated
  * comparisons.
  *

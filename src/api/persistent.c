@@ -1,5 +1,5 @@
 /*
- * request.c - persistent alltoallv requests (xchg_alltoallv_init, start,
+ * persistent.c - persistent alltoallv requests (xchg_alltoallv_init, start,
  * wait, test, free).
  *
  * Init checks the arguments exactly as xchg_alltoallv does, copies the
