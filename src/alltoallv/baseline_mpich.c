@@ -31,7 +31,7 @@
  * "scattered", does not apply here.) The tests set it small so that ranks
  * 1..8 exercise several batches.
  */
-#include "xchg_internal.h"
+#include "algo.h"
 
 /* The first error a completed batch carries (MPI_ERR_IN_STATUS unpacked). */
 static int batch_error(int rc, int n, const MPI_Status *st)

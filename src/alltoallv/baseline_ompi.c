@@ -34,7 +34,7 @@
  * modelled: xchg resolves it into a copy of recvbuf before any algorithm
  * runs.
  */
-#include "xchg_internal.h"
+#include "algo.h"
 
 /* Open MPI 4.1's choice: 1 = basic linear, 0 = pairwise. */
 static int ompi_uses_linear(int P)

@@ -41,7 +41,7 @@
  * the size tables (P + O(sqrt(P)^2) entries) depend only on the
  * communicator and are kept in cs->ext[XCHG_EXT_GRID].
  */
-#include "xchg_internal.h"
+#include "algo.h"
 
 #include <limits.h>
 #include <stdint.h>

@@ -58,7 +58,7 @@
  * leader also its node's (G + R); the leader's cached tables hold about
  * 2 L (P+3) + 2 (L P + N) size entries.
  */
-#include "xchg_internal.h"
+#include "algo.h"
 
 #include <limits.h>
 #include <stdint.h>

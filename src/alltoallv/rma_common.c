@@ -191,3 +191,20 @@ int xchg_rma_teardown(xchg_call *c, xchg_rma *w)
     release(c, w);
     return rc;
 }
+
+/* A one-shot call of an RMA algorithm: its persistent hooks in a row. */
+int xchg_persist_oneshot(const xchg_persist_ops *ops, xchg_call *c)
+{
+    void *plan = NULL;
+    int rc = ops->init(c, &plan);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    rc = ops->start(c, plan);
+    /* wait even after a failed start: it completes what the start set in
+     * flight (the partners' side of the exchange); the first error wins */
+    int wrc = ops->wait(c, plan);
+    if (rc == MPI_SUCCESS)
+        rc = wrc;
+    int frc = ops->free(c, plan);
+    return rc != MPI_SUCCESS ? rc : frc;
+}

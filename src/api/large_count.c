@@ -16,7 +16,7 @@
  * to the MPI library's MPI_Alltoallv_c, any other algorithm fails with
  * MPI_ERR_COUNT on every rank, the failing rank naming the argument.
  */
-#include "xchg_internal.h"
+#include "api.h"
 
 #if XCHG_HAVE_LARGE_COUNT
 
@@ -164,7 +164,7 @@ static int run_c(xchg_algo algo, int from_env, const void *sendbuf,
     int P = 0, rc = xchg_check_comm(comm, &P);
     xchg_comm_state *cs = NULL;
     if (rc == MPI_SUCCESS)
-        rc = xchg_comm_state_get(comm, &cs);
+        rc = xchg_api_state(comm, &cs);
     if (rc != MPI_SUCCESS)
         return xchg_raise(comm, rc);
     xchg_nb_drain(cs); /* nonblocking exchanges started before */
@@ -294,7 +294,7 @@ static int init_c(xchg_algo algo, int from_env, const void *sendbuf,
     int P = 0, rc = xchg_check_comm(comm, &P);
     xchg_comm_state *cs = NULL;
     if (rc == MPI_SUCCESS)
-        rc = xchg_comm_state_get(comm, &cs);
+        rc = xchg_api_state(comm, &cs);
     if (rc != MPI_SUCCESS)
         return xchg_raise(comm, rc);
     xchg_nb_drain(cs); /* nonblocking exchanges started before */

@@ -18,7 +18,7 @@
  * receive blocks (allocated at init, so plans may post sends from it), fills
  * it at every start and sends from it with the receive layout.
  */
-#include "xchg_internal.h"
+#include "api.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -114,7 +114,7 @@ int xchg_alltoallv_init_run(xchg_algo algo, int from_env, int pre_err, const voi
     int P0 = 0, rc = xchg_check_comm(comm, &P0);
     xchg_comm_state *cs = NULL;
     if (rc == MPI_SUCCESS)
-        rc = xchg_comm_state_get(comm, &cs);
+        rc = xchg_api_state(comm, &cs);
     if (rc != MPI_SUCCESS)
         return xchg_raise(comm, rc);
     xchg_nb_drain(cs); /* init is collective: after what was started before */
@@ -266,9 +266,10 @@ static int complete(struct xchg_request_s *r, int rc)
  * runs nonblocking). */
 static int blocking_start(xchg_comm_state *cs, xchg_algo algo)
 {
-    if (algo == XCHG_ALGO_RMA_FENCE || algo == XCHG_ALGO_RMA_LOCK)
+    const xchg_algo_info *info = xchg_registry_find(algo);
+    if (info && info->blocking_start)
         return 1;
-    if (algo == XCHG_ALGO_HIERARCHICAL && !cs->ext[XCHG_EXT_HIERARCHICAL])
+    if (info && info->prepare && !info->ready(cs))
         return 1;
     if (algo == XCHG_ALGO_AUTO && !(cs->auto_prepared & 2) &&
         cs->size >= cs->settings.auto_min_p) {
@@ -451,7 +452,7 @@ int xchg_ialltoallv_prepare(MPI_Comm comm, xchg_request *req, int *P, xchg_comm_
     *req = XCHG_REQUEST_NULL;
     int rc = xchg_check_comm(comm, P);
     if (rc == MPI_SUCCESS)
-        rc = xchg_comm_state_get(comm, cs);
+        rc = xchg_api_state(comm, cs);
     return rc == MPI_SUCCESS ? MPI_SUCCESS : xchg_raise(comm, rc);
 }
 
@@ -619,19 +620,3 @@ int xchg_request_mpi_large(xchg_comm_state *cs, const void *sendbuf,
     return MPI_SUCCESS;
 }
 #endif
-
-int xchg_persist_oneshot(const xchg_persist_ops *ops, xchg_call *c)
-{
-    void *plan = NULL;
-    int rc = ops->init(c, &plan);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    rc = ops->start(c, plan);
-    /* wait even after a failed start: it completes what the start set in
-     * flight (the partners' side of the exchange); the first error wins */
-    int wrc = ops->wait(c, plan);
-    if (rc == MPI_SUCCESS)
-        rc = wrc;
-    int frc = ops->free(c, plan);
-    return rc != MPI_SUCCESS ? rc : frc;
-}

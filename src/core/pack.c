@@ -7,7 +7,7 @@
  * memcpy path, every other type goes through MPI_Pack/MPI_Unpack, so derived
  * types with holes, negative lower bounds or resized extents all work.
  */
-#include "xchg_internal.h"
+#include "core.h"
 
 #include <limits.h>
 #include <pthread.h>

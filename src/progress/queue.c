@@ -17,7 +17,7 @@
  * runs its exchange at once as far as it goes without waiting (its sends
  * are posted before it returns).
  */
-#include "xchg_internal.h"
+#include "progress.h"
 #include "coro.h"
 
 #include <pthread.h>

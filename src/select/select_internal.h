@@ -5,7 +5,7 @@
 #ifndef XCHG_SELECT_INTERNAL_H
 #define XCHG_SELECT_INTERNAL_H
 
-#include "xchg_internal.h"
+#include "select.h"
 
 /* The fields every rank contributes to the agreement (stats_agree.c): the
  * first XCHG_AF_NMAX are reduced with MAX, the rest with SUM. A fixed
