@@ -63,21 +63,22 @@ int xchg_ialltoallv_run(xchg_algo algo, int from_env, const void *sendbuf,
 /* The parts of xchg_ialltoallv that xchg_ialltoallv_c shares
  * (persistent.c): the checks before a request can be made (raised on comm);
  * the start of a request for the exchange a, whose arrays are copies the
- * request takes over (arrays, and large if not NULL; both freed on
- * failure, which is MPI_ERR_NO_MEM, not raised); the report of a call
- * that ran blocking for want of memory (rc: its result). */
-typedef struct xchg_large_nb xchg_large_nb;
+ * request takes over (arrays, and body's ext if body is not NULL; both
+ * freed on failure, which is MPI_ERR_NO_MEM, not raised); the report of a
+ * call that ran blocking for want of memory (rc: its result). */
+/* What a nonblocking request runs instead of xchg_alltoallv_body, if set:
+ * xchg_ialltoallv_c's agreement whether every rank's values fit in int,
+ * then the int exchange a or MPI's MPI_Ialltoallv_c (large_count.c);
+ * free releases ext. */
+typedef struct xchg_nb_body {
+    int (*run)(void *ext, const xchg_a2av_args *a);
+    void (*free)(void *ext);
+    void *ext;
+} xchg_nb_body;
 int xchg_ialltoallv_prepare(MPI_Comm comm, xchg_request *req, int *P, xchg_comm_state **cs);
-int xchg_ialltoallv_launch(const xchg_a2av_args *a, int *arrays, xchg_large_nb *large,
+int xchg_ialltoallv_launch(const xchg_a2av_args *a, int *arrays, const xchg_nb_body *body,
                            xchg_request *req);
 int xchg_ialltoallv_ran_blocking(MPI_Comm comm, int rc, const char *fn);
-#if XCHG_HAVE_LARGE_COUNT
-/* xchg_ialltoallv_c's exchange (large_count.c), run as the request's
- * coroutine: agree whether every rank's values fit in int, then the int
- * exchange a, or MPI's MPI_Ialltoallv_c; and the free of its copies. */
-int xchg_large_nb_body(xchg_large_nb *l, const xchg_a2av_args *a);
-void xchg_large_nb_free(xchg_large_nb *l);
-#endif
 int xchg_alltoallv_init_run(xchg_algo algo, int from_env, int pre_err, const void *sendbuf,
                             const int sendcounts[], const int sdispls[],
                             MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],

@@ -45,7 +45,7 @@ struct xchg_request_s {
     int nonblocking;             /* made by xchg_ialltoallv: one exchange, no restart */
     xchg_a2av_args args;         /* xchg_ialltoallv's call */
     xchg_algo ran;               /* ... and the algorithm it ran */
-    xchg_large_nb *large;        /* xchg_ialltoallv_c: its agreement and MPI's path */
+    xchg_nb_body body;           /* xchg_ialltoallv_c: its agreement and MPI's path */
 };
 
 static int type_keep(MPI_Datatype t, MPI_Datatype *out)
@@ -72,9 +72,8 @@ static void type_release(MPI_Datatype *t)
 static void request_destroy(struct xchg_request_s *r)
 {
     xchg_nb_free(r->nb);
-#if XCHG_HAVE_LARGE_COUNT
-    xchg_large_nb_free(r->large);
-#endif
+    if (r->body.free)
+        r->body.free(r->body.ext);
     if (r->passed_to_mpi && r->mpi_req != MPI_REQUEST_NULL)
         MPI_Request_free(&r->mpi_req);
     free(r->mpi_arrays);
@@ -413,10 +412,8 @@ xchg_algo xchg_request_algo(xchg_request r)
  * xchg_ialltoallv_c, the large-count agreement first: large_count.c). */
 static int ialltoallv_body(struct xchg_request_s *r)
 {
-#if XCHG_HAVE_LARGE_COUNT
-    if (r->large)
-        return xchg_large_nb_body(r->large, &r->args);
-#endif
+    if (r->body.run)
+        return r->body.run(r->body.ext, &r->args);
     return xchg_alltoallv_body(&r->args);
 }
 
@@ -457,22 +454,22 @@ int xchg_ialltoallv_prepare(MPI_Comm comm, xchg_request *req, int *P, xchg_comm_
 }
 
 /* Starts the exchange a (whose arrays are the request's own copies, in
- * arrays, which the request now owns; large: the large-count part, also
- * owned) as a request. */
-int xchg_ialltoallv_launch(const xchg_a2av_args *a, int *arrays, xchg_large_nb *large,
-                             xchg_request *req)
+ * arrays, which the request now owns; body: what it runs instead of the
+ * blocking call's body, its ext also owned) as a request. */
+int xchg_ialltoallv_launch(const xchg_a2av_args *a, int *arrays, const xchg_nb_body *body,
+                           xchg_request *req)
 {
     struct xchg_request_s *r = calloc(1, sizeof *r);
     if (!r) {
         free(arrays);
-#if XCHG_HAVE_LARGE_COUNT
-        xchg_large_nb_free(large);
-#endif
+        if (body && body->free)
+            body->free(body->ext);
         return MPI_ERR_NO_MEM;
     }
     xchg_comm_state *cs = a->cs;
     r->arrays = arrays;
-    r->large = large;
+    if (body)
+        r->body = *body;
     r->comm = a->comm;
     r->nonblocking = 1;
     r->in_place = a->sendbuf == MPI_IN_PLACE;
