@@ -370,17 +370,7 @@ int xchg_alltoallv_grid(xchg_call *c)
                 int64_t b = r2[(size_t)j * maxsrc + k];
                 if (s == me || b == 0)
                     continue;
-                int64_t room = (int64_t)c->recvcounts[s] * rsz;
-                if (b > room || b % rsz) {
-                    if (err == MPI_SUCCESS)
-                        err = xchg_error_code(MPI_ERR_TRUNCATE, "grid: rank %d sends rank "
-                                              "%d %lld bytes, which recvcounts[%d] (%lld "
-                                              "bytes) does not match", s, me, (long long)b,
-                                              s, (long long)room);
-                } else if (err == MPI_SUCCESS) {
-                    err = xchg_unpack_block(D + off, c->recvbuf, c->rdispls[s],
-                                            (int)(b / rsz), &c->rt);
-                }
+                err = xchg_unpack_checked(c, "grid", s, D + off, b, err);
                 off += (size_t)b;
             }
         }

@@ -107,6 +107,12 @@ int xchg_check_alltoallv_args(const void *sendbuf, const int sendcounts[],
 void xchg_block_span(const int counts[], const int displs[], int P,
                      const xchg_typeinfo *ti, MPI_Aint *lo, size_t *bytes);
 
+/* A received block of b bytes from rank src at in, unpacked into recvbuf
+ * if it fits recvcounts[src], else MPI_ERR_TRUNCATE naming both ranks (who:
+ * the algorithm). Returns err, the call's first error so far (nothing is
+ * unpacked after one). */
+int xchg_unpack_checked(xchg_call *c, const char *who, int src, const void *in, int64_t b,
+                        int err);
 /* Copies this rank's own block from send to receive buffer. */
 int xchg_self_copy(xchg_call *c);
 
