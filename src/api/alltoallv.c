@@ -77,10 +77,11 @@ static int run_failed(xchg_call *c, xchg_algo algo, int algo_known)
             /* auto's statistics allreduce carries the flag (when it runs) */
             int automatic = algo == XCHG_ALGO_AUTO;
             int src = automatic ? xchg_select_alltoallv(c, &algo) : MPI_SUCCESS;
+            const xchg_algo_info *info = src == MPI_SUCCESS ? xchg_registry_find(algo) : NULL;
             if (src != MPI_SUCCESS) {
                 rc = src;
-            } else if (xchg_registry_find(algo)->agrees_errors) {
-                rc = xchg_registry_find(algo)->run(c);
+            } else if (info->agrees_errors) {
+                rc = info->run(c);
                 if (automatic) /* every rank ran it and armed the same refresh */
                     xchg_select_finish(c);
             } else if (automatic) {
@@ -95,60 +96,70 @@ static int run_failed(xchg_call *c, xchg_algo algo, int algo_known)
     return rc == MPI_SUCCESS ? c->arg_err : rc;
 }
 
+/* The checks of a call whose communicator has its state (checked once,
+ * before): the arrays and types, the algorithm, the types' extents; and
+ * XCHG_RECORD, in which every rank takes part. *algo_rc: whether the
+ * algorithm is known; *record_err: XCHG_RECORD failed (agreed: the
+ * call ends with it, as is). */
+static int check_call(const xchg_a2av_args *a, xchg_call *c, xchg_algo *algo, int *algo_rc,
+                      int *record_err)
+{
+    xchg_comm_state *cs = a->cs;
+    int rc = a->pre_err != MPI_SUCCESS
+                 ? a->pre_err
+                 : xchg_check_alltoallv_arrays(a->sendbuf, a->sendcounts, a->sdispls,
+                                               a->sendtype, a->recvbuf, a->recvcounts,
+                                               a->rdispls, a->recvtype, cs->size);
+    *algo_rc = xchg_resolve_algo(&cs->settings, a->algo, a->from_env, algo);
+    if (rc == MPI_SUCCESS)
+        rc = *algo_rc;
+    if (rc == MPI_SUCCESS) {
+        rc = xchg_typeinfo_get(a->recvtype, &c->rt);
+        if (rc == MPI_SUCCESS && a->sendbuf != MPI_IN_PLACE)
+            rc = xchg_typeinfo_get(a->sendtype, &c->st);
+    }
+    /* XCHG_RECORD (agreed): every rank takes part, one with an argument
+     * error too (then nobody records the call). */
+    if (cs->settings.record && *algo_rc == MPI_SUCCESS) {
+        int in_place = a->sendbuf == MPI_IN_PLACE;
+        long shape;
+        int rrc = xchg_record_call(cs, in_place ? a->recvcounts : a->sendcounts,
+                                   in_place ? c->rt.size : c->st.size, rc, 1, &shape);
+        if (rc == MPI_SUCCESS && rrc != MPI_SUCCESS) {
+            *record_err = 1;
+            return rrc;
+        }
+    }
+    return rc;
+}
+
 int xchg_alltoallv_body(const xchg_a2av_args *a)
 {
-    xchg_algo algo = a->algo;
-    const int from_env = a->from_env, pre_err = a->pre_err;
-    const void *sendbuf = a->sendbuf;
-    const int *sendcounts = a->sendcounts, *sdispls = a->sdispls;
-    MPI_Datatype sendtype = a->sendtype, recvtype = a->recvtype;
-    void *recvbuf = a->recvbuf;
-    const int *recvcounts = a->recvcounts, *rdispls = a->rdispls;
-    MPI_Comm comm = a->comm;
     xchg_comm_state *cs = a->cs;
-    int rc;
-
     xchg_call c;
     memset(&c, 0, sizeof c);
-    c.sendbuf = sendbuf;
-    c.sendcounts = sendcounts;
-    c.sdispls = sdispls;
-    c.recvbuf = recvbuf;
-    c.recvcounts = recvcounts;
-    c.rdispls = rdispls;
+    c.sendbuf = a->sendbuf;
+    c.sendcounts = a->sendcounts;
+    c.sdispls = a->sdispls;
+    c.recvbuf = a->recvbuf;
+    c.recvcounts = a->recvcounts;
+    c.rdispls = a->rdispls;
     c.comm = cs->pcomm;
     c.cs = cs;
     c.rank = cs->rank;
     c.size = cs->size;
     c.temp_limit = xchg_temp_limit_of(cs);
 
-    rc = pre_err != MPI_SUCCESS
-             ? pre_err
-             : xchg_check_alltoallv_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                         recvcounts, rdispls, recvtype, comm);
-    int algo_rc = xchg_resolve_algo(&cs->settings, algo, from_env, &algo);
-    if (rc == MPI_SUCCESS)
-        rc = algo_rc;
-    if (rc == MPI_SUCCESS) {
-        rc = xchg_typeinfo_get(recvtype, &c.rt);
-        if (rc == MPI_SUCCESS && sendbuf != MPI_IN_PLACE)
-            rc = xchg_typeinfo_get(sendtype, &c.st);
-    }
-    /* XCHG_RECORD (agreed): every rank takes part, one with an argument
-     * error too (then nobody records the call). */
-    if (cs->settings.record && algo_rc == MPI_SUCCESS) {
-        int in_place = sendbuf == MPI_IN_PLACE;
-        long shape;
-        int rrc = xchg_record_call(cs, in_place ? recvcounts : sendcounts,
-                                   in_place ? c.rt.size : c.st.size, rc, 1, &shape);
-        if (rc == MPI_SUCCESS && rrc != MPI_SUCCESS)
-            return rrc;
-    }
+    xchg_algo algo = a->algo;
+    int algo_rc, record_err = 0;
+    int rc = check_call(a, &c, &algo, &algo_rc, &record_err);
+    if (record_err)
+        return rc;
     if (rc != MPI_SUCCESS) {
         /* An unknown XCHG_ALLTOALLV_ALGO is agreed, so it fails on every
          * rank by itself; an unknown algo argument leaves the protocol
          * unknown (only the check mode can agree on it). */
-        if (!(from_env && algo_rc != MPI_SUCCESS)) {
+        if (!(a->from_env && algo_rc != MPI_SUCCESS)) {
             c.arg_err = rc;
             rc = run_failed(&c, algo, algo_rc == MPI_SUCCESS);
         }
@@ -157,7 +168,7 @@ int xchg_alltoallv_body(const xchg_a2av_args *a)
 
     void *inplace = NULL;
     size_t inplace_bytes = 0;
-    if (sendbuf == MPI_IN_PLACE)
+    if (a->sendbuf == MPI_IN_PLACE)
         rc = resolve_in_place(&c, &inplace, &inplace_bytes);
     if (cs->settings.check)
         rc = xchg_check_mode(&c, rc); /* agrees on the in-place copy's failure too */
@@ -168,7 +179,7 @@ int xchg_alltoallv_body(const xchg_a2av_args *a)
     if (rc == MPI_SUCCESS && automatic)
         rc = xchg_select_alltoallv(&c, &algo);
     if (rc == MPI_SUCCESS)
-        rc = xchg_registry_find(algo)->run(&c);
+        rc = xchg_registry_find(algo)->run(&c); /* the choice, looked up once */
     if (automatic) {
         /* every rank armed the same refresh: complete it whatever happened */
         int frc = xchg_select_finish(&c);

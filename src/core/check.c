@@ -80,6 +80,16 @@ int xchg_check_alltoallv_args(const void *sendbuf, const int sendcounts[],
     int P = 0, rc;
     if ((rc = xchg_check_comm(comm, &P)) != MPI_SUCCESS)
         return rc;
+    return xchg_check_alltoallv_arrays(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                       recvcounts, rdispls, recvtype, P);
+}
+
+int xchg_check_alltoallv_arrays(const void *sendbuf, const int sendcounts[],
+                                const int sdispls[], MPI_Datatype sendtype,
+                                const void *recvbuf, const int recvcounts[],
+                                const int rdispls[], MPI_Datatype recvtype, int P)
+{
+    int rc;
     if (recvbuf == MPI_IN_PLACE)
         return xchg_error_code(MPI_ERR_BUFFER, "recvbuf is MPI_IN_PLACE: only sendbuf "
                                "may be MPI_IN_PLACE");

@@ -102,6 +102,11 @@ int xchg_check_alltoallv_args(const void *sendbuf, const int sendcounts[],
                               const int sdispls[], MPI_Datatype sendtype,
                               const void *recvbuf, const int recvcounts[],
                               const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
+/* The same after the communicator's check, on P ranks. */
+int xchg_check_alltoallv_arrays(const void *sendbuf, const int sendcounts[],
+                                const int sdispls[], MPI_Datatype sendtype,
+                                const void *recvbuf, const int recvcounts[],
+                                const int rdispls[], MPI_Datatype recvtype, int P);
 /* The byte span [*lo, *lo + *bytes) of buf covered by the blocks of
  * counts/displs of type ti, relative to buf (0, 0 when all are empty). */
 void xchg_block_span(const int counts[], const int displs[], int P,

@@ -101,6 +101,8 @@ typedef struct xchg_model_params {
 void xchg_model_defaults(xchg_model_params *m);
 /* One agreement of the statistics (stats_agree.c's recursive doubling). */
 double xchg_model_agree_time(const xchg_model_params *m, const xchg_pattern_stats *s);
+/* An algorithm's modelled time: its registry entry's model function (one
+ * per algorithm, model.c); INFINITY where it has none (select.c). */
 double xchg_model_time(xchg_algo algo, const xchg_model_params *m,
                        const xchg_pattern_stats *s);
 
