@@ -15,7 +15,7 @@
  * (CTest smpi.ibarrier); SMPI's own operations are only reported
  * (sim/README.md, "SMPI deviations").
  */
-#include "xchg_internal.h"
+#include "ibarrier.h"
 
 #include <simgrid/host.h>
 #include <stdio.h>

@@ -193,30 +193,325 @@ int xchg_bruck_twophase_run(xchg_call *c, int r, const char *who)
     return xchg_bruck_twophase_run_ex(c, r, who, NULL, NULL);
 }
 
+/* One two-phase Bruck exchange's state across its steps (the functions
+ * below: the rotation, per round the packing and its two phases, the
+ * delivery). */
+typedef struct bruck_run {
+    xchg_call *c;
+    int r, P, me;
+    const char *who;
+    const unsigned char *direct;
+    int64_t *announced;
+    int err;       /* the first error, returned */
+    int mpierr;    /* an MPI failure: the exchange stops */
+    int failed;    /* this rank dropped its blocks */
+    int lost;      /* 1 + the highest failed rank we heard of, or 0 */
+    int aerr;      /* the last allocation's or packing's error */
+    /* metadata (one allocation, meta) */
+    size_t *off;   /* where slot i is in store */
+    int64_t *sz;   /* slot i's bytes (< 0: announced, travels outside) */
+    int64_t *smeta, *rmeta;
+    size_t *cnt, *mpos, *sb, *rb, *pos;
+    MPI_Request *req;
+    char *store;   /* the slots held */
+    size_t store_bytes;
+    /* the round in progress: digit position w (W as int), partners 1..nv */
+    long long w;
+    int W, nv;
+    size_t kept, sbytes, rbytes;
+    char *sendtmp; /* its outgoing blocks */
+} bruck_run;
+
+/* This rank drops its blocks (e: why), and says so to the others. */
+static void fail_here(bruck_run *x, int e)
+{
+    if (x->err == MPI_SUCCESS)
+        x->err = e;
+    x->failed = 1;
+    if (x->lost < x->me + 1)
+        x->lost = x->me + 1;
+}
+
+/* Before the rounds: every block packed into its slot. */
+static int bruck_rotate(bruck_run *x)
+{
+    xchg_call *c = x->c;
+    const int P = x->P, me = x->me;
+    const unsigned char *direct = x->direct;
+    size_t *off = x->off;
+    int64_t *sz = x->sz;
+    /* Rotation: slot i is the block for me+i, all packed in slot order. */
+    x->store_bytes = 0;
+    for (int i = 0; i < P; i++) {
+        const int dst = (me + i) % P;
+        off[i] = x->store_bytes;
+        if (direct && direct[dst]) /* travels outside: only its size moves here */
+            sz[i] = -1 - (int64_t)xchg_bruck_send_bytes(c, dst);
+        else
+            sz[i] = x->failed ? 0 : (int64_t)xchg_bruck_send_bytes(c, dst);
+        x->store_bytes += slot_data(sz[i]);
+    }
+    x->store = NULL;
+    if (!x->failed) {
+        x->store = xchg_temp_alloc(c, x->store_bytes, "two-phase Bruck: packed send blocks", &x->aerr);
+        for (int i = 0; x->store && i < P && x->aerr == MPI_SUCCESS; i++)
+            if (sz[i] > 0)
+                x->aerr = xchg_bruck_pack_for(c, (me + i) % P, x->store + off[i]);
+        if (x->aerr != MPI_SUCCESS) {
+            /* cannot pack (memory, or MPI_Pack failed): take part empty-handed */
+            fail_here(x, x->aerr);
+            xchg_temp_free(c, x->store, x->store_bytes);
+            x->store = NULL;
+            x->store_bytes = 0;
+            for (int i = 0; i < P; i++)
+                if (sz[i] > 0) /* announcements still go: they need no memory */
+                    sz[i] = 0;
+        }
+    }
+    return MPI_SUCCESS;
+}
+
+/* One round (digit position w): which slots move to which partner, packed
+ * into one outgoing buffer per partner (passes 1 and 2). */
+static int round_pack(bruck_run *x)
+{
+    xchg_call *c = x->c;
+    const int P = x->P, r = x->r, W = x->W;
+    const long long w = x->w;
+    size_t *off = x->off;
+    int64_t *sz = x->sz, *smeta = x->smeta;
+    size_t *cnt = x->cnt, *mpos = x->mpos, *sb = x->sb, *pos = x->pos;
+    x->nv = 0;
+    while (x->nv + 1 < r && (long long)(x->nv + 1) * w < P)
+        x->nv++;
+    /* Pass 1: how many slots and bytes each exchange moves. */
+    for (int v = 0; v <= x->nv; v++)
+        cnt[v] = sb[v] = 0;
+    x->kept = 0;
+    for (int i = 0; i < P; i++) {
+        int v = xchg_bruck_digit(i, r, W);
+        if (v) {
+            cnt[v]++;
+            sb[v] += slot_data(sz[i]);
+        } else {
+            x->kept += slot_data(sz[i]);
+        }
+    }
+    x->sbytes = 0;
+    for (int v = 1; v <= x->nv; v++)
+        x->sbytes += sb[v];
+    x->sendtmp = NULL;
+    if (x->sbytes) {
+        x->sendtmp = xchg_temp_alloc(c, x->sbytes, "two-phase Bruck: outgoing blocks", &x->aerr);
+        if (!x->sendtmp) { /* drop everything, announce empty blocks */
+            fail_here(x, x->aerr);
+            xchg_temp_free(c, x->store, x->store_bytes);
+            x->store = NULL;
+            x->store_bytes = x->kept = x->sbytes = 0;
+            for (int i = 0; i < P; i++)
+                if (sz[i] > 0)
+                    sz[i] = 0;
+            for (int v = 1; v <= x->nv; v++)
+                sb[v] = 0;
+        }
+    }
+    /* Pass 2: sizes into smeta, bytes into sendtmp, in slot order. */
+    size_t mp = 0, sp = 0;
+    for (int v = 1; v <= x->nv; v++) {
+        mpos[v] = mp;
+        mp += cnt[v] + 1;
+        smeta[mpos[v]] = x->lost;
+        pos[v] = sp;
+        sp += sb[v];
+        cnt[v] = 0; /* refilled below to the same value */
+    }
+    for (int i = 1; i < P; i++) {
+        int v = xchg_bruck_digit(i, r, W);
+        if (!v)
+            continue;
+        smeta[mpos[v] + 1 + cnt[v]++] = sz[i];
+        if (sz[i] > 0) {
+            memcpy(x->sendtmp + pos[v], x->store + off[i], (size_t)sz[i]);
+            xchg_charge_copy((size_t)sz[i]);
+            pos[v] += (size_t)sz[i];
+        }
+    }
+    return MPI_SUCCESS;
+}
+
+/* Phase 1 of a round: the sizes of the moving slots, and the loss mark. */
+static int round_sizes(bruck_run *x)
+{
+    xchg_call *c = x->c;
+    const int P = x->P, me = x->me;
+    const long long w = x->w;
+    int64_t *smeta = x->smeta, *rmeta = x->rmeta;
+    size_t *cnt = x->cnt, *mpos = x->mpos, *rb = x->rb;
+    MPI_Request *req = x->req;
+    /* Phase 1: sizes, and the loss mark. */
+    int n = 0;
+    for (int v = 1; v <= x->nv && x->mpierr == MPI_SUCCESS; v++) {
+        int src = (int)(((long long)me - v * w % P + P) % P);
+        x->mpierr = MPI_Irecv(rmeta + mpos[v], (int)cnt[v] + 1, MPI_INT64_T, src,
+                           XCHG_TAG_BRUCK, c->comm, &req[n++]);
+    }
+    for (int v = 1; v <= x->nv && x->mpierr == MPI_SUCCESS; v++) {
+        int dst = (int)((me + v * w) % P);
+        x->mpierr = MPI_Isend(smeta + mpos[v], (int)cnt[v] + 1, MPI_INT64_T, dst,
+                           XCHG_TAG_BRUCK, c->comm, &req[n++]);
+    }
+    int werr = xchg_waitall(c, n, req);
+    if (x->mpierr == MPI_SUCCESS)
+        x->mpierr = werr;
+    if (x->mpierr != MPI_SUCCESS) {
+        xchg_temp_free(c, x->sendtmp, x->sbytes);
+        return x->mpierr;
+    }
+    x->rbytes = 0;
+    for (int v = 1; v <= x->nv; v++) {
+        rb[v] = 0;
+        if (rmeta[mpos[v]] > x->lost)
+            x->lost = (int)rmeta[mpos[v]];
+        for (size_t k = 0; k < cnt[v]; k++)
+            rb[v] += slot_data(rmeta[mpos[v] + 1 + k]);
+        x->rbytes += rb[v];
+    }
+    return MPI_SUCCESS;
+}
+
+/* Phase 2 of a round: the bytes, into a new store after the slots that stay. */
+static int round_data(bruck_run *x)
+{
+    xchg_call *c = x->c;
+    const int P = x->P, me = x->me, r = x->r, W = x->W;
+    const long long w = x->w;
+    size_t *off = x->off;
+    int64_t *sz = x->sz, *rmeta = x->rmeta;
+    size_t *cnt = x->cnt, *mpos = x->mpos, *sb = x->sb, *rb = x->rb, *pos = x->pos;
+    MPI_Request *req = x->req;
+    /* Phase 2: the bytes, into a new store after the slots that stay. */
+    size_t new_bytes = x->kept + x->rbytes;
+    char *nstore = NULL;
+    if (!x->failed) {
+        nstore = xchg_temp_alloc(c, new_bytes, "two-phase Bruck: blocks held", &x->aerr);
+        if (!nstore)
+            fail_here(x, x->aerr); /* what we announced still goes out */
+    }
+    const int drop = !nstore;
+    int n = 0;
+    size_t rp = x->kept;
+    for (int v = 1; v <= x->nv && x->mpierr == MPI_SUCCESS && !drop; v++) {
+        int src = (int)(((long long)me - v * w % P + P) % P);
+        if (rb[v])
+            x->mpierr = xchg_bruck_post(nstore + rp, rb[v], src, 0, c->comm, req, &n);
+        rp += rb[v];
+    }
+    size_t sp = 0;
+    for (int v = 1; v <= x->nv && x->mpierr == MPI_SUCCESS; v++) {
+        int dst = (int)((me + v * w) % P);
+        if (sb[v])
+            x->mpierr = xchg_bruck_post(x->sendtmp + sp, sb[v], dst, 1, c->comm, req, &n);
+        sp += sb[v];
+    }
+    /* The slots that stay move to the new store meanwhile. */
+    size_t kp = 0;
+    for (int i = 0; i < P; i++) {
+        if (xchg_bruck_digit(i, r, W))
+            continue;
+        if (drop) {
+            if (sz[i] > 0)
+                sz[i] = 0;
+            continue;
+        }
+        if (sz[i] > 0) {
+            memcpy(nstore + kp, x->store + off[i], (size_t)sz[i]);
+            xchg_charge_copy((size_t)sz[i]);
+        }
+        off[i] = kp;
+        kp += slot_data(sz[i]);
+    }
+    /* Dropping: our sends are posted, so draining in turn cannot block. */
+    for (int v = 1; v <= x->nv && drop && x->mpierr == MPI_SUCCESS; v++)
+        if (rb[v])
+            xchg_bruck_drain(rb[v], (int)(((long long)me - v * w % P + P) % P), c->comm);
+    int werr = xchg_waitall(c, n, req);
+    if (x->mpierr == MPI_SUCCESS)
+        x->mpierr = werr;
+    /* Received slots, in the sender's slot order. */
+    rp = x->kept;
+    for (int v = 1; v <= x->nv; v++) {
+        pos[v] = rp;
+        rp += rb[v];
+        cnt[v] = 0;
+    }
+    for (int i = 1; i < P; i++) {
+        int v = xchg_bruck_digit(i, r, W);
+        if (!v)
+            continue;
+        int64_t s = rmeta[mpos[v] + 1 + cnt[v]++];
+        sz[i] = drop && s > 0 ? 0 : s;
+        off[i] = drop ? 0 : pos[v];
+        if (!drop)
+            pos[v] += slot_data(s);
+    }
+    xchg_temp_free(c, x->sendtmp, x->sbytes);
+    xchg_temp_free(c, x->store, x->store_bytes);
+    x->store = nstore;
+    x->store_bytes = drop ? 0 : new_bytes;
+    return MPI_SUCCESS;
+}
+
+/* After the last round: the caller's announcements, then the inverse
+ * rotation into recvbuf (slot i came from me-i). */
+static int bruck_deliver(bruck_run *x)
+{
+    xchg_call *c = x->c;
+    const int P = x->P, me = x->me;
+    size_t *off = x->off;
+    int64_t *sz = x->sz;
+    const char *who = x->who;
+    int64_t *announced = x->announced;
+
+    if (x->err == MPI_SUCCESS)
+        x->err = x->mpierr;
+    /* Slot i came from me-i: what it announced, once every round ran. */
+    for (int i = 0; announced && i < P; i++)
+        announced[(me - i + P) % P] = x->mpierr != MPI_SUCCESS ? -2 : sz[i] < 0 ? -1 - sz[i] : -1;
+    if (x->lost) {
+        if (x->err == MPI_SUCCESS)
+            x->err = xchg_error_code(MPI_ERR_NO_MEM, "%s: rank %d ran out of temporary memory "
+                                  "(XCHG_MAX_TEMP_BYTES) during the exchange, so blocks for "
+                                  "rank %d may be missing", who, x->lost - 1, me);
+    } else if (x->err == MPI_SUCCESS) {
+        /* Inverse rotation: slot i came from me-i. */
+        for (int i = 0; i < P; i++) {
+            if (sz[i] < 0)
+                continue; /* announced: the caller receives it */
+            int uerr = xchg_bruck_unpack_from(c, (me - i + P) % P, x->store + off[i],
+                                              (size_t)sz[i], who);
+            if (x->err == MPI_SUCCESS)
+                x->err = uerr; /* the first error; the other blocks are still delivered */
+        }
+    }
+    return MPI_SUCCESS;
+}
+
 int xchg_bruck_twophase_run_ex(xchg_call *c, int r, const char *who,
                                const unsigned char *direct, int64_t *announced)
 {
     const int P = c->size, me = c->rank;
-    int err = MPI_SUCCESS;    /* the first error, returned */
-    int mpierr = MPI_SUCCESS; /* an MPI failure: the exchange stops */
-    int failed = 0;           /* this rank dropped its blocks */
-    int lost = 0;             /* 1 + the highest failed rank we heard of, or 0 */
-#define FAIL_HERE(e)                     \
-    do {                                 \
-        if (err == MPI_SUCCESS)          \
-            err = (e);                   \
-        failed = 1;                      \
-        if (lost < me + 1)               \
-            lost = me + 1;               \
-    } while (0)
+    bruck_run x;
+    memset(&x, 0, sizeof x);
+    x.c = c, x.r = r, x.P = P, x.me = me, x.who = who, x.direct = direct;
+    x.announced = announced;
+    x.err = x.mpierr = x.aerr = MPI_SUCCESS;
 
     /* Metadata: its size depends on P and r only. */
     const size_t nreq = 4 * (size_t)r;
     size_t mbytes = (size_t)P * (sizeof(size_t) + sizeof(int64_t)) +
                     2 * ((size_t)P + (size_t)r) * sizeof(int64_t) +
                     5 * (size_t)r * sizeof(size_t) + nreq * sizeof(MPI_Request);
-    int aerr = MPI_SUCCESS;
-    char *meta = xchg_temp_alloc(c, mbytes, "two-phase Bruck: block size tables", &aerr);
+    char *meta = xchg_temp_alloc(c, mbytes, "two-phase Bruck: block size tables", &x.aerr);
     if (!meta && c->temp_limit != SIZE_MAX) {
         /* Over the limit on this rank only, perhaps, while the others are
          * about to wait for us: take these few bytes anyway (still counted)
@@ -227,225 +522,27 @@ int xchg_bruck_twophase_run_ex(xchg_call *c, int r, const char *who,
         meta = xchg_temp_alloc(c, mbytes, "two-phase Bruck: block size tables", &merr);
         c->temp_limit = limit;
         if (meta)
-            FAIL_HERE(aerr);
+            fail_here(&x, x.aerr);
     }
     if (!meta)
-        return aerr; /* malloc itself failed: nothing left to take part with */
-    size_t *off = (size_t *)meta;
-    int64_t *sz = (int64_t *)(off + P);
-    int64_t *smeta = sz + P, *rmeta = smeta + P + r;
-    size_t *cnt = (size_t *)(rmeta + P + r), *mpos = cnt + r, *sb = mpos + r,
-           *rb = sb + r, *pos = rb + r;
-    MPI_Request *req = (MPI_Request *)(pos + r);
+        return x.aerr; /* malloc itself failed: nothing left to take part with */
+    x.off = (size_t *)meta;
+    x.sz = (int64_t *)(x.off + P);
+    x.smeta = x.sz + P, x.rmeta = x.smeta + P + r;
+    x.cnt = (size_t *)(x.rmeta + P + r), x.mpos = x.cnt + r, x.sb = x.mpos + r;
+    x.rb = x.sb + r, x.pos = x.rb + r;
+    x.req = (MPI_Request *)(x.pos + r);
 
-    /* Rotation: slot i is the block for me+i, all packed in slot order. */
-    size_t store_bytes = 0;
-    for (int i = 0; i < P; i++) {
-        const int dst = (me + i) % P;
-        off[i] = store_bytes;
-        if (direct && direct[dst]) /* travels outside: only its size moves here */
-            sz[i] = -1 - (int64_t)xchg_bruck_send_bytes(c, dst);
-        else
-            sz[i] = failed ? 0 : (int64_t)xchg_bruck_send_bytes(c, dst);
-        store_bytes += slot_data(sz[i]);
+    bruck_rotate(&x);
+    for (long long w = 1; w < P && x.mpierr == MPI_SUCCESS; w *= r) {
+        x.w = w, x.W = (int)w;
+        round_pack(&x);
+        if (round_sizes(&x) == MPI_SUCCESS)
+            round_data(&x);
     }
-    char *store = NULL;
-    if (!failed) {
-        store = xchg_temp_alloc(c, store_bytes, "two-phase Bruck: packed send blocks", &aerr);
-        for (int i = 0; store && i < P && aerr == MPI_SUCCESS; i++)
-            if (sz[i] > 0)
-                aerr = xchg_bruck_pack_for(c, (me + i) % P, store + off[i]);
-        if (aerr != MPI_SUCCESS) {
-            /* cannot pack (memory, or MPI_Pack failed): take part empty-handed */
-            FAIL_HERE(aerr);
-            xchg_temp_free(c, store, store_bytes);
-            store = NULL;
-            store_bytes = 0;
-            for (int i = 0; i < P; i++)
-                if (sz[i] > 0) /* announcements still go: they need no memory */
-                    sz[i] = 0;
-        }
-    }
-
-    for (long long w = 1; w < P && mpierr == MPI_SUCCESS; w *= r) {
-        const int W = (int)w;
-        int nv = 0;
-        while (nv + 1 < r && (long long)(nv + 1) * w < P)
-            nv++;
-        /* Pass 1: how many slots and bytes each exchange moves. */
-        for (int v = 0; v <= nv; v++)
-            cnt[v] = sb[v] = 0;
-        size_t kept = 0;
-        for (int i = 0; i < P; i++) {
-            int v = xchg_bruck_digit(i, r, W);
-            if (v) {
-                cnt[v]++;
-                sb[v] += slot_data(sz[i]);
-            } else {
-                kept += slot_data(sz[i]);
-            }
-        }
-        size_t sbytes = 0;
-        for (int v = 1; v <= nv; v++)
-            sbytes += sb[v];
-        char *sendtmp = NULL;
-        if (sbytes) {
-            sendtmp = xchg_temp_alloc(c, sbytes, "two-phase Bruck: outgoing blocks", &aerr);
-            if (!sendtmp) { /* drop everything, announce empty blocks */
-                FAIL_HERE(aerr);
-                xchg_temp_free(c, store, store_bytes);
-                store = NULL;
-                store_bytes = kept = sbytes = 0;
-                for (int i = 0; i < P; i++)
-                    if (sz[i] > 0)
-                        sz[i] = 0;
-                for (int v = 1; v <= nv; v++)
-                    sb[v] = 0;
-            }
-        }
-        /* Pass 2: sizes into smeta, bytes into sendtmp, in slot order. */
-        size_t mp = 0, sp = 0;
-        for (int v = 1; v <= nv; v++) {
-            mpos[v] = mp;
-            mp += cnt[v] + 1;
-            smeta[mpos[v]] = lost;
-            pos[v] = sp;
-            sp += sb[v];
-            cnt[v] = 0; /* refilled below to the same value */
-        }
-        for (int i = 1; i < P; i++) {
-            int v = xchg_bruck_digit(i, r, W);
-            if (!v)
-                continue;
-            smeta[mpos[v] + 1 + cnt[v]++] = sz[i];
-            if (sz[i] > 0) {
-                memcpy(sendtmp + pos[v], store + off[i], (size_t)sz[i]);
-                xchg_charge_copy((size_t)sz[i]);
-                pos[v] += (size_t)sz[i];
-            }
-        }
-        /* Phase 1: sizes, and the loss mark. */
-        int n = 0;
-        for (int v = 1; v <= nv && mpierr == MPI_SUCCESS; v++) {
-            int src = (int)(((long long)me - v * w % P + P) % P);
-            mpierr = MPI_Irecv(rmeta + mpos[v], (int)cnt[v] + 1, MPI_INT64_T, src,
-                               XCHG_TAG_BRUCK, c->comm, &req[n++]);
-        }
-        for (int v = 1; v <= nv && mpierr == MPI_SUCCESS; v++) {
-            int dst = (int)((me + v * w) % P);
-            mpierr = MPI_Isend(smeta + mpos[v], (int)cnt[v] + 1, MPI_INT64_T, dst,
-                               XCHG_TAG_BRUCK, c->comm, &req[n++]);
-        }
-        int werr = xchg_waitall(c, n, req);
-        if (mpierr == MPI_SUCCESS)
-            mpierr = werr;
-        if (mpierr != MPI_SUCCESS) {
-            xchg_temp_free(c, sendtmp, sbytes);
-            break;
-        }
-        size_t rbytes = 0;
-        for (int v = 1; v <= nv; v++) {
-            rb[v] = 0;
-            if (rmeta[mpos[v]] > lost)
-                lost = (int)rmeta[mpos[v]];
-            for (size_t k = 0; k < cnt[v]; k++)
-                rb[v] += slot_data(rmeta[mpos[v] + 1 + k]);
-            rbytes += rb[v];
-        }
-        /* Phase 2: the bytes, into a new store after the slots that stay. */
-        size_t new_bytes = kept + rbytes;
-        char *nstore = NULL;
-        if (!failed) {
-            nstore = xchg_temp_alloc(c, new_bytes, "two-phase Bruck: blocks held", &aerr);
-            if (!nstore)
-                FAIL_HERE(aerr); /* what we announced still goes out */
-        }
-        const int drop = !nstore;
-        n = 0;
-        size_t rp = kept;
-        for (int v = 1; v <= nv && mpierr == MPI_SUCCESS && !drop; v++) {
-            int src = (int)(((long long)me - v * w % P + P) % P);
-            if (rb[v])
-                mpierr = xchg_bruck_post(nstore + rp, rb[v], src, 0, c->comm, req, &n);
-            rp += rb[v];
-        }
-        sp = 0;
-        for (int v = 1; v <= nv && mpierr == MPI_SUCCESS; v++) {
-            int dst = (int)((me + v * w) % P);
-            if (sb[v])
-                mpierr = xchg_bruck_post(sendtmp + sp, sb[v], dst, 1, c->comm, req, &n);
-            sp += sb[v];
-        }
-        /* The slots that stay move to the new store meanwhile. */
-        size_t kp = 0;
-        for (int i = 0; i < P; i++) {
-            if (xchg_bruck_digit(i, r, W))
-                continue;
-            if (drop) {
-                if (sz[i] > 0)
-                    sz[i] = 0;
-                continue;
-            }
-            if (sz[i] > 0) {
-                memcpy(nstore + kp, store + off[i], (size_t)sz[i]);
-                xchg_charge_copy((size_t)sz[i]);
-            }
-            off[i] = kp;
-            kp += slot_data(sz[i]);
-        }
-        /* Dropping: our sends are posted, so draining in turn cannot block. */
-        for (int v = 1; v <= nv && drop && mpierr == MPI_SUCCESS; v++)
-            if (rb[v])
-                xchg_bruck_drain(rb[v], (int)(((long long)me - v * w % P + P) % P), c->comm);
-        werr = xchg_waitall(c, n, req);
-        if (mpierr == MPI_SUCCESS)
-            mpierr = werr;
-        /* Received slots, in the sender's slot order. */
-        rp = kept;
-        for (int v = 1; v <= nv; v++) {
-            pos[v] = rp;
-            rp += rb[v];
-            cnt[v] = 0;
-        }
-        for (int i = 1; i < P; i++) {
-            int v = xchg_bruck_digit(i, r, W);
-            if (!v)
-                continue;
-            int64_t s = rmeta[mpos[v] + 1 + cnt[v]++];
-            sz[i] = drop && s > 0 ? 0 : s;
-            off[i] = drop ? 0 : pos[v];
-            if (!drop)
-                pos[v] += slot_data(s);
-        }
-        xchg_temp_free(c, sendtmp, sbytes);
-        xchg_temp_free(c, store, store_bytes);
-        store = nstore;
-        store_bytes = drop ? 0 : new_bytes;
-    }
-#undef FAIL_HERE
-
-    if (err == MPI_SUCCESS)
-        err = mpierr;
-    /* Slot i came from me-i: what it announced, once every round ran. */
-    for (int i = 0; announced && i < P; i++)
-        announced[(me - i + P) % P] = mpierr != MPI_SUCCESS ? -2 : sz[i] < 0 ? -1 - sz[i] : -1;
-    if (lost) {
-        if (err == MPI_SUCCESS)
-            err = xchg_error_code(MPI_ERR_NO_MEM, "%s: rank %d ran out of temporary memory "
-                                  "(XCHG_MAX_TEMP_BYTES) during the exchange, so blocks for "
-                                  "rank %d may be missing", who, lost - 1, me);
-    } else if (err == MPI_SUCCESS) {
-        /* Inverse rotation: slot i came from me-i. */
-        for (int i = 0; i < P; i++) {
-            if (sz[i] < 0)
-                continue; /* announced: the caller receives it */
-            int uerr = xchg_bruck_unpack_from(c, (me - i + P) % P, store + off[i],
-                                              (size_t)sz[i], who);
-            if (err == MPI_SUCCESS)
-                err = uerr; /* the first error; the other blocks are still delivered */
-        }
-    }
-    xchg_temp_free(c, store, store_bytes);
+    bruck_deliver(&x);
+    xchg_temp_free(c, x.store, x.store_bytes);
     xchg_temp_free(c, meta, mbytes);
-    return err;
+    return x.err;
 }
+

@@ -11,7 +11,7 @@
 #ifndef XCHG_BRUCK_COMMON_H
 #define XCHG_BRUCK_COMMON_H
 
-#include "xchg_internal.h"
+#include "algo.h"
 
 /* Digit of slot i at weight w (a power of the radix): which exchange of the
  * round moves it (0: it stays). The same on every rank. */

@@ -41,11 +41,12 @@
  * the size tables (P + O(sqrt(P)^2) entries) depend only on the
  * communicator and are kept in cs->ext[XCHG_EXT_GRID].
  */
-#include "xchg_internal.h"
+#include "algo.h"
 
 #include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 enum { TAG_SIZE1 = XCHG_TAG_GRID, TAG_SIZE2 = XCHG_TAG_GRID + 1,
        TAG_DATA1 = XCHG_TAG_GRID + 2, TAG_DATA2 = XCHG_TAG_GRID + 3 };
@@ -153,36 +154,39 @@ static int phase_wait(xchg_call *c, MPI_Request *req, int *nr, int err)
     return err == MPI_SUCCESS ? werr : err;
 }
 
-int xchg_alltoallv_grid(xchg_call *c)
+/* One call's state across grid's steps (the functions below, in order;
+ * each returns an error to stop). */
+typedef struct grid_run {
+    xchg_call *c;
+    grid_shape g;
+    int P, me, C, myc, K, nsrc;
+    size_t maxsrc;
+    int64_t ssz, rsz;
+    /* tables (cached in the grid_state) */
+    int64_t *s1, *r1, *s2, *r2, *dtot;
+    MPI_Aint *boff, *disp2;
+    MPI_Request *req;
+    const int *tgt, *src, *nsrcj;
+    int *len2, *tmpsrc;
+    int nr;            /* requests in flight in req */
+    int myerr;         /* this rank's error before the agreement */
+    int lerr;          /* a local error after it, returned at the end */
+    char *A, *B, *D;   /* outgoing, forwarded, incoming blocks */
+    size_t A_b, B_b, D_b;
+    int64_t D_tot;     /* incoming bytes as recvcounts declare them */
+} grid_run;
+
+/* 1. Phase-1 sizes: to each column's target in our row. */
+static int phase1_sizes(grid_run *x)
 {
-    const int P = c->size, me = c->rank;
-    /* an argument error (zero counts then) or a failed self copy is
-     * flagged in the agreement below */
-    int myerr = c->arg_err != MPI_SUCCESS ? c->arg_err : xchg_self_copy(c);
-    if (P == 1)
-        return myerr;
+    xchg_call *c = x->c;
+    const grid_shape g = x->g;
+    const int me = x->me, C = x->C, K = x->K, nsrc = x->nsrc;
+    const int64_t ssz = x->ssz;
+    int64_t *s1 = x->s1, *r1 = x->r1;
+    MPI_Request *req = x->req;
+    const int *tgt = x->tgt, *src = x->src;
     int err = MPI_SUCCESS;
-    grid_state *gs = c->cs->ext[XCHG_EXT_GRID];
-    if (!gs) {
-        if ((err = grid_build(c, &gs)) != MPI_SUCCESS)
-            return err;
-        c->cs->ext[XCHG_EXT_GRID] = gs;
-        c->cs->ext_free[XCHG_EXT_GRID] = free;
-    }
-    const grid_shape g = gs->g;
-    const int C = g.C, myc = me % C, K = gs->K, nsrc = gs->nsrc;
-    const size_t maxsrc = gs->maxsrc;
-    const int64_t ssz = c->st.size, rsz = c->rt.size;
-    int64_t *s1 = gs->s1, *r1 = gs->r1, *s2 = gs->s2, *r2 = gs->r2, *dtot = gs->dtot;
-    MPI_Aint *boff = gs->boff, *disp2 = gs->disp2;
-    MPI_Request *req = gs->req;
-    const int *tgt = gs->tgt, *src = gs->src, *nsrcj = gs->nsrcj;
-    int *len2 = gs->len2, *tmpsrc = gs->tmpsrc;
-
-    char *A = NULL, *B = NULL, *D = NULL;
-    size_t A_b = 0, B_b = 0, D_b = 0;
-    int nr = 0;
-
     /* ---- 1. phase-1 sizes ---- */
     {
         int q = 0;
@@ -194,16 +198,25 @@ int xchg_alltoallv_grid(xchg_call *c)
     }
     for (int k = 0; k < nsrc && err == MPI_SUCCESS; k++)
         err = MPI_Irecv(r1 + (size_t)k * K, K, MPI_INT64_T, src[k], TAG_SIZE1, c->comm,
-                        &req[nr++]);
+                        &req[x->nr++]);
     for (int col = 0, q = 0; col < C && err == MPI_SUCCESS; q += col_len(&g, col), col++)
         err = MPI_Isend(s1 + q, col_len(&g, col), MPI_INT64_T, tgt[col], TAG_SIZE1, c->comm,
-                        &req[nr++]);
-    err = phase_wait(c, req, &nr, err);
-    if (err != MPI_SUCCESS)
-        goto out;
+                        &req[x->nr++]);
+    err = phase_wait(c, req, &x->nr, err);
+    return err;
+}
 
+/* 2. Allocate, and agree whether every rank can take part. */
+static int alloc_agree(grid_run *x)
+{
+    xchg_call *c = x->c;
+    const int P = x->P, me = x->me, K = x->K, nsrc = x->nsrc;
+    const int64_t rsz = x->rsz;
+    int64_t *s1 = x->s1, *r1 = x->r1;
+    MPI_Aint *boff = x->boff;
+    int err = MPI_SUCCESS;
     /* ---- 2. allocate, agree ---- */
-    int64_t A_tot = 0, B_tot = 0, D_tot = 0;
+    int64_t A_tot = 0, B_tot = 0;
     for (int q = 0; q < P; q++)
         A_tot += s1[q];
     boff[0] = 0;
@@ -214,46 +227,61 @@ int xchg_alltoallv_grid(xchg_call *c)
     }
     for (int r = 0; r < P; r++)
         if (r != me)
-            D_tot += (int64_t)c->recvcounts[r] * rsz;
-    if (myerr != MPI_SUCCESS) {
+            x->D_tot += (int64_t)c->recvcounts[r] * rsz;
+    if (x->myerr != MPI_SUCCESS) {
         /* the self copy failed: flagged below */
-    } else if (A_tot > INT_MAX || B_tot > INT_MAX || D_tot > INT_MAX) {
-        myerr = xchg_error_code(MPI_ERR_COUNT, "grid: rank %d sends %lld, forwards %lld "
+    } else if (A_tot > INT_MAX || B_tot > INT_MAX || x->D_tot > INT_MAX) {
+        x->myerr = xchg_error_code(MPI_ERR_COUNT, "grid: rank %d sends %lld, forwards %lld "
                                 "and receives %lld bytes, beyond MPI's int counts", me,
-                                (long long)A_tot, (long long)B_tot, (long long)D_tot);
+                                (long long)A_tot, (long long)B_tot, (long long)x->D_tot);
     } else {
-        A_b = (size_t)A_tot;
-        B_b = (size_t)B_tot;
-        D_b = (size_t)D_tot;
-        if ((A = xchg_temp_alloc(c, A_b, "grid: outgoing blocks", &myerr)) &&
-            (B = xchg_temp_alloc(c, B_b, "grid: forwarded blocks", &myerr)))
-            D = xchg_temp_alloc(c, D_b, "grid: incoming blocks", &myerr);
+        x->A_b = (size_t)A_tot;
+        x->B_b = (size_t)B_tot;
+        x->D_b = (size_t)x->D_tot;
+        if ((x->A = xchg_temp_alloc(c, x->A_b, "grid: outgoing blocks", &x->myerr)) &&
+            (x->B = xchg_temp_alloc(c, x->B_b, "grid: forwarded blocks", &x->myerr)))
+            x->D = xchg_temp_alloc(c, x->D_b, "grid: incoming blocks", &x->myerr);
     }
     {
         /* lowest failing rank, with its error class, wins */
         int cls = 0;
-        if (myerr != MPI_SUCCESS)
-            MPI_Error_class(myerr, &cls);
-        long long v = myerr != MPI_SUCCESS ? (long long)me * 4096 + (cls & 4095)
+        if (x->myerr != MPI_SUCCESS)
+            MPI_Error_class(x->myerr, &cls);
+        long long v = x->myerr != MPI_SUCCESS ? (long long)me * 4096 + (cls & 4095)
                                            : (long long)P * 4096, all = 0;
         if ((err = xchg_mpi_allreduce(&v, &all, 1, MPI_LONG_LONG, MPI_MIN, c->comm)) !=
             MPI_SUCCESS)
-            goto out;
+            return err;
         if (all < (long long)P * 4096) {
-            err = myerr != MPI_SUCCESS
-                      ? myerr
+            err = x->myerr != MPI_SUCCESS
+                      ? x->myerr
                       : xchg_error_code((int)(all % 4096), "grid: rank %d could not take "
                                         "part (see its error), so no rank exchanged",
                                         (int)(all / 4096));
-            goto out;
+            return err;
         }
     }
+    return err;
+}
 
+/* 3. Phase-1 data along the row, phase-2 sizes down the column. */
+static int phase1_data(grid_run *x)
+{
+    xchg_call *c = x->c;
+    const grid_shape g = x->g;
+    const int me = x->me, C = x->C, myc = x->myc, K = x->K, nsrc = x->nsrc;
+    const size_t maxsrc = x->maxsrc;
+    const int64_t ssz = x->ssz;
+    int64_t *s1 = x->s1, *r1 = x->r1, *s2 = x->s2, *r2 = x->r2;
+    MPI_Aint *boff = x->boff, *disp2 = x->disp2;
+    MPI_Request *req = x->req;
+    const int *tgt = x->tgt, *src = x->src, *nsrcj = x->nsrcj;
+    int *len2 = x->len2;
+    int err = MPI_SUCCESS;
     /* ---- 3. phase-1 data, phase-2 sizes ---- */
     /* From here on every rank takes part in every step whatever fails
      * locally (others' blocks pass through it); such errors are kept in
      * lerr and returned at the end. */
-    int lerr = MPI_SUCCESS;
     {
         size_t off = 0;
         for (int col = 0; col < C; col++)
@@ -262,9 +290,9 @@ int xchg_alltoallv_grid(xchg_call *c)
                 if (d == me)
                     continue;
                 int e = xchg_pack_block(c->sendbuf, c->sdispls[d], c->sendcounts[d], &c->st,
-                                        A + off);
-                if (lerr == MPI_SUCCESS)
-                    lerr = e;
+                                        x->A + off);
+                if (x->lerr == MPI_SUCCESS)
+                    x->lerr = e;
                 off += (size_t)c->sendcounts[d] * (size_t)ssz;
             }
     }
@@ -283,12 +311,12 @@ int xchg_alltoallv_grid(xchg_call *c)
     for (int k = 0; k < nsrc && err == MPI_SUCCESS; k++) {
         int64_t b = boff[k + 1] - boff[k];
         if (b > 0)
-            err = MPI_Irecv(B + boff[k], (int)b, MPI_BYTE, src[k], TAG_DATA1, c->comm,
-                            &req[nr++]);
+            err = MPI_Irecv(x->B + boff[k], (int)b, MPI_BYTE, src[k], TAG_DATA1, c->comm,
+                            &req[x->nr++]);
     }
     for (int j = 0; j < K && err == MPI_SUCCESS; j++)
         err = MPI_Irecv(r2 + (size_t)j * maxsrc, nsrcj[j], MPI_INT64_T, j * C + myc,
-                        TAG_SIZE2, c->comm, &req[nr++]);
+                        TAG_SIZE2, c->comm, &req[x->nr++]);
     {
         size_t off = 0;
         for (int col = 0, q = 0; col < C && err == MPI_SUCCESS; col++) {
@@ -296,18 +324,30 @@ int xchg_alltoallv_grid(xchg_call *c)
             for (int row = 0; row < col_len(&g, col); row++, q++)
                 b += s1[q];
             if (b > 0)
-                err = MPI_Isend(A + off, (int)b, MPI_BYTE, tgt[col], TAG_DATA1, c->comm,
-                                &req[nr++]);
+                err = MPI_Isend(x->A + off, (int)b, MPI_BYTE, tgt[col], TAG_DATA1, c->comm,
+                                &req[x->nr++]);
             off += (size_t)b;
         }
     }
     for (int j = 0; j < K && err == MPI_SUCCESS; j++)
         err = MPI_Isend(s2 + (size_t)j * nsrc, nsrc, MPI_INT64_T, j * C + myc, TAG_SIZE2,
-                        c->comm, &req[nr++]);
-    err = phase_wait(c, req, &nr, err);
-    if (err != MPI_SUCCESS)
-        goto out;
+                        c->comm, &req[x->nr++]);
+    err = phase_wait(c, req, &x->nr, err);
+    return err;
+}
 
+/* 4. Phase-2 data down the column. */
+static int phase2_data(grid_run *x)
+{
+    xchg_call *c = x->c;
+    const int C = x->C, myc = x->myc, K = x->K, nsrc = x->nsrc;
+    const size_t maxsrc = x->maxsrc;
+    int64_t *s2 = x->s2, *r2 = x->r2, *dtot = x->dtot;
+    MPI_Aint *disp2 = x->disp2;
+    MPI_Request *req = x->req;
+    const int *nsrcj = x->nsrcj;
+    int *len2 = x->len2;
+    int err = MPI_SUCCESS;
     /* ---- 4. phase-2 data ---- */
     {
         int64_t t = 0;
@@ -317,20 +357,20 @@ int xchg_alltoallv_grid(xchg_call *c)
                 dtot[j] += r2[(size_t)j * maxsrc + k];
             t += dtot[j];
         }
-        if (t > D_tot) { /* receive counts disagree with the senders': erroneous */
-            xchg_temp_free(c, D, D_b);
-            D_b = (size_t)t;
-            if (!(D = xchg_temp_alloc(c, D_b, "grid: incoming blocks", &lerr)))
-                D_b = 0; /* drained below; our sends still go */
+        if (t > x->D_tot) { /* receive counts disagree with the senders': erroneous */
+            xchg_temp_free(c, x->D, x->D_b);
+            x->D_b = (size_t)t;
+            if (!(x->D = xchg_temp_alloc(c, x->D_b, "grid: incoming blocks", &x->lerr)))
+                x->D_b = 0; /* drained below; our sends still go */
         }
     }
-    const int drop = D == NULL;
+    const int drop = x->D == NULL;
     {
         size_t off = 0;
         for (int j = 0; j < K && err == MPI_SUCCESS && !drop; j++) {
             if (dtot[j] > 0)
-                err = MPI_Irecv(D + off, (int)dtot[j], MPI_BYTE, j * C + myc, TAG_DATA2,
-                                c->comm, &req[nr++]);
+                err = MPI_Irecv(x->D + off, (int)dtot[j], MPI_BYTE, j * C + myc, TAG_DATA2,
+                                c->comm, &req[x->nr++]);
             off += (size_t)dtot[j];
         }
     }
@@ -344,7 +384,7 @@ int xchg_alltoallv_grid(xchg_call *c)
         err = MPI_Type_create_hindexed(nsrc, len2 + (size_t)j * nsrc,
                                        disp2 + (size_t)j * nsrc, MPI_BYTE, &ty);
         if (err == MPI_SUCCESS && (err = MPI_Type_commit(&ty)) == MPI_SUCCESS) {
-            err = MPI_Isend(B, 1, ty, j * C + myc, TAG_DATA2, c->comm, &req[nr++]);
+            err = MPI_Isend(x->B, 1, ty, j * C + myc, TAG_DATA2, c->comm, &req[x->nr++]);
             MPI_Type_free(&ty); /* freed when the send completes */
         }
     }
@@ -355,11 +395,22 @@ int xchg_alltoallv_grid(xchg_call *c)
             static char sink[1];
             xchg_mpi_recv(sink, 0, MPI_BYTE, j * C + myc, TAG_DATA2, c->comm, MPI_STATUS_IGNORE);
         }
-    err = phase_wait(c, req, &nr, err);
+    err = phase_wait(c, req, &x->nr, err);
     if (err == MPI_SUCCESS)
-        err = lerr;
-    if (err != MPI_SUCCESS)
-        goto out;
+        err = x->lerr;
+    return err;
+}
+
+/* 5. Unpack: column member by column member, its sources in order. */
+static int grid_unpack(grid_run *x)
+{
+    xchg_call *c = x->c;
+    const grid_shape g = x->g;
+    const int me = x->me, C = x->C, myc = x->myc, K = x->K;
+    const size_t maxsrc = x->maxsrc;
+    int64_t *r2 = x->r2;
+    int *tmpsrc = x->tmpsrc;
+    int err = MPI_SUCCESS;
     /* unpack: column member by column member, its sources in order */
     {
         size_t off = 0;
@@ -370,25 +421,53 @@ int xchg_alltoallv_grid(xchg_call *c)
                 int64_t b = r2[(size_t)j * maxsrc + k];
                 if (s == me || b == 0)
                     continue;
-                int64_t room = (int64_t)c->recvcounts[s] * rsz;
-                if (b > room || b % rsz) {
-                    if (err == MPI_SUCCESS)
-                        err = xchg_error_code(MPI_ERR_TRUNCATE, "grid: rank %d sends rank "
-                                              "%d %lld bytes, which recvcounts[%d] (%lld "
-                                              "bytes) does not match", s, me, (long long)b,
-                                              s, (long long)room);
-                } else if (err == MPI_SUCCESS) {
-                    err = xchg_unpack_block(D + off, c->recvbuf, c->rdispls[s],
-                                            (int)(b / rsz), &c->rt);
-                }
+                err = xchg_unpack_checked(c, "grid", s, x->D + off, b, err);
                 off += (size_t)b;
             }
         }
     }
+    return err;
+}
 
-out:
-    xchg_temp_free(c, D, D_b);
-    xchg_temp_free(c, B, B_b);
-    xchg_temp_free(c, A, A_b);
+int xchg_alltoallv_grid(xchg_call *c)
+{
+    const int P = c->size, me = c->rank;
+    /* an argument error (zero counts then) or a failed self copy is
+     * flagged in the agreement (alloc_agree) */
+    int myerr = c->arg_err != MPI_SUCCESS ? c->arg_err : xchg_self_copy(c);
+    if (P == 1)
+        return myerr;
+    int err = MPI_SUCCESS;
+    grid_state *gs = c->cs->ext[XCHG_EXT_GRID];
+    if (!gs) {
+        if ((err = grid_build(c, &gs)) != MPI_SUCCESS)
+            return err;
+        c->cs->ext[XCHG_EXT_GRID] = gs;
+        c->cs->ext_free[XCHG_EXT_GRID] = free;
+    }
+    grid_run x;
+    memset(&x, 0, sizeof x);
+    x.c = c, x.g = gs->g, x.P = P, x.me = me;
+    x.C = gs->g.C, x.myc = me % gs->g.C, x.K = gs->K, x.nsrc = gs->nsrc, x.maxsrc = gs->maxsrc;
+    x.ssz = c->st.size, x.rsz = c->rt.size;
+    x.s1 = gs->s1, x.r1 = gs->r1, x.s2 = gs->s2, x.r2 = gs->r2, x.dtot = gs->dtot;
+    x.boff = gs->boff, x.disp2 = gs->disp2, x.req = gs->req;
+    x.tgt = gs->tgt, x.src = gs->src, x.nsrcj = gs->nsrcj;
+    x.len2 = gs->len2, x.tmpsrc = gs->tmpsrc;
+    x.myerr = myerr, x.lerr = MPI_SUCCESS;
+
+    err = phase1_sizes(&x);
+    if (err == MPI_SUCCESS)
+        err = alloc_agree(&x);
+    if (err == MPI_SUCCESS)
+        err = phase1_data(&x);
+    if (err == MPI_SUCCESS)
+        err = phase2_data(&x);
+    if (err == MPI_SUCCESS)
+        err = grid_unpack(&x);
+
+    xchg_temp_free(c, x.D, x.D_b);
+    xchg_temp_free(c, x.B, x.B_b);
+    xchg_temp_free(c, x.A, x.A_b);
     return err;
 }

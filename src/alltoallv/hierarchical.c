@@ -58,7 +58,7 @@
  * leader also its node's (G + R); the leader's cached tables hold about
  * 2 L (P+3) + 2 (L P + N) size entries.
  */
-#include "xchg_internal.h"
+#include "algo.h"
 
 #include <limits.h>
 #include <stdint.h>
@@ -271,218 +271,260 @@ int xchg_hierarchical_ready(const xchg_comm_state *cs)
     return cs->size == 1 || cs->ext[XCHG_EXT_HIERARCHICAL] != NULL; /* one rank: a copy */
 }
 
-int xchg_alltoallv_hierarchical(xchg_call *c)
+/* One call's state across hierarchical's four steps (the functions
+ * below, in order; each returns an error to stop, which every rank of the
+ * call reaches alike where a step's collective carries it). */
+typedef struct hier_run {
+    xchg_call *c;
+    hier_state *h;
+    int P, me, L, N, leader, H;
+    const int *perm, *first;
+    int64_t ssz, rsz;
+    int myerr, lerr;   /* this rank's error; a local one kept for the end */
+    int node_lost;     /* leader: no room for the node's incoming data */
+    /* tables (cached in h) */
+    int64_t *mh, *lh, *sh, *smsg, *rmsg;
+    MPI_Aint *rdtmp, *sdisp, *rdisp;
+    MPI_Request *req;
+    int *gcount, *goff, *rcount, *roff, *slen, *rlen;
+    /* temporaries, sizes kept for xchg_temp_free */
+    char *obuf, *ibuf, *G, *R;
+    size_t obuf_b, ibuf_b, G_b, R_b;
+    int64_t out_total, in_decl, R_decl, in_recv;
+    int in_lost;       /* our leader has no room for our node */
+    int64_t flag[2];   /* the merged failure flag: first failing rank + 1, class */
+} hier_run;
+
+/* 1. Members tell the leader their sizes (gathered to it) and allocate. */
+static int members_sizes(hier_run *x)
 {
-    const int P = c->size, me = c->rank;
-    if (P == 1)
-        return xchg_self_copy(c);
-    hier_state *h = NULL;
-    int rc = hier_state_of(c->cs, &h);
-    if (rc != MPI_SUCCESS)
-        return rc;
-
-    const int L = h->lsize, N = h->nnodes, leader = h->lrank == 0;
-    const int *perm = h->perm, *first = h->first;
-    const int H = P + 3; /* header: P sizes, a total, the flag */
-    const int64_t ssz = c->st.size, rsz = c->rt.size;
-    int err = MPI_SUCCESS, myerr = MPI_SUCCESS;
-
-    /* Tables (cached) and temporaries (sizes kept for xchg_temp_free). */
-    int64_t *mh = h->mh, *lh = h->lh, *sh = h->sh, *smsg = h->smsg, *rmsg = h->rmsg;
-    MPI_Aint *abk = h->abk, *rdtmp = h->rdtmp;
-    MPI_Request *req = h->req;
-    int *ibk = h->ibk, *len = h->len;
-    char *obuf = NULL, *ibuf = NULL, *G = NULL, *R = NULL;
-    size_t obuf_b = 0, ibuf_b = 0, G_b = 0, R_b = 0;
-    int64_t out_total = 0, in_decl = 0, R_decl = 0;
-    int node_lost = MPI_SUCCESS; /* leader: no room for the node's incoming data */
-    int lerr = MPI_SUCCESS;
-
+    xchg_call *c = x->c;
+    hier_state *h = x->h;
+    const int P = x->P, me = x->me, H = x->H, *perm = x->perm;
+    const int64_t ssz = x->ssz, rsz = x->rsz;
+    int64_t *mh = x->mh, *lh = x->lh;
+    int err = MPI_SUCCESS;
+    int rc;
     /* an argument error (zero counts then) or a failed self copy (no
      * memory for a non-contiguous block) is flagged like any other, so that
      * all ranks refuse together */
-    myerr = c->arg_err != MPI_SUCCESS ? c->arg_err : xchg_self_copy(c);
+    x->myerr = c->arg_err != MPI_SUCCESS ? c->arg_err : xchg_self_copy(c);
 
     /* ---- 1. members tell the leader their sizes and allocate ---- */
     for (int p = 0; p < P; p++) {
         int r = perm[p];
         mh[p] = r == me ? 0 : (int64_t)c->sendcounts[r] * ssz;
-        out_total += mh[p];
+        x->out_total += mh[p];
     }
     for (int r = 0; r < P; r++)
         if (r != me)
-            in_decl += (int64_t)c->recvcounts[r] * rsz;
-    mh[P] = in_decl;
-    if (myerr != MPI_SUCCESS) {
+            x->in_decl += (int64_t)c->recvcounts[r] * rsz;
+    mh[P] = x->in_decl;
+    if (x->myerr != MPI_SUCCESS) {
         /* flagged below */
-    } else if (out_total > INT_MAX || in_decl > INT_MAX) {
-        myerr = xchg_error_code(MPI_ERR_COUNT, "hierarchical: rank %d sends %lld and "
+    } else if (x->out_total > INT_MAX || x->in_decl > INT_MAX) {
+        x->myerr = xchg_error_code(MPI_ERR_COUNT, "hierarchical: rank %d sends %lld and "
                                 "receives %lld bytes, beyond the int range of its node "
-                                "collectives", me, (long long)out_total, (long long)in_decl);
+                                "collectives", me, (long long)x->out_total, (long long)x->in_decl);
     } else {
-        obuf_b = (size_t)out_total;
-        ibuf_b = (size_t)in_decl;
-        if ((obuf = xchg_temp_alloc(c, obuf_b, "hierarchical: outgoing blocks", &myerr)))
-            ibuf = xchg_temp_alloc(c, ibuf_b, "hierarchical: incoming blocks", &myerr);
+        x->obuf_b = (size_t)x->out_total;
+        x->ibuf_b = (size_t)x->in_decl;
+        if ((x->obuf = xchg_temp_alloc(c, x->obuf_b, "hierarchical: outgoing blocks", &x->myerr)))
+            x->ibuf = xchg_temp_alloc(c, x->ibuf_b, "hierarchical: incoming blocks", &x->myerr);
     }
-    mh[P + 1] = myerr != MPI_SUCCESS ? me + 1 : 0;
+    mh[P + 1] = x->myerr != MPI_SUCCESS ? me + 1 : 0;
     mh[P + 2] = 0;
-    if (myerr != MPI_SUCCESS && MPI_Error_class(myerr, &rc) == MPI_SUCCESS)
+    if (x->myerr != MPI_SUCCESS && MPI_Error_class(x->myerr, &rc) == MPI_SUCCESS)
         mh[P + 2] = rc;
-    int64_t flag[2] = {mh[P + 1], mh[P + 2]};
+    x->flag[0] = mh[P + 1];
+    x->flag[1] = mh[P + 2];
 
-    int *gcount = ibk, *goff = ibk ? ibk + L : NULL, *rcount = ibk ? ibk + 2 * L : NULL,
-        *roff = ibk ? ibk + 3 * L : NULL;
-    MPI_Aint *sdisp = abk, *rdisp = abk ? abk + (size_t)N * L : NULL;
-    int *slen = len, *rlen = len ? len + (size_t)N * L : NULL;
+    err = xchg_mpi_gather(mh, H, MPI_INT64_T, lh, H, MPI_INT64_T, 0, h->node);
+    return err;
+}
 
-    if ((err = xchg_mpi_gather(mh, H, MPI_INT64_T, lh, H, MPI_INT64_T, 0, h->node)) != MPI_SUCCESS)
-        goto out;
+/* 2. Leaders (steps 2a-2c): allocate the node buffers, ... */
+static int leaders_alloc(hier_run *x)
+{
+    xchg_call *c = x->c;
+    const int P = x->P, me = x->me, L = x->L, H = x->H;
+    int64_t *lh = x->lh;
+    int *gcount = x->gcount, *goff = x->goff;
+    int64_t gtot = 0;
+    for (int l = 0; l < L; l++) {
+        const int64_t *row = lh + (size_t)l * H;
+        flag_merge(x->flag, row + P + 1);
+        int64_t t = 0;
+        for (int p = 0; p < P; p++)
+            t += row[p];
+        /* members checked their own totals against INT_MAX */
+        gcount[l] = (int)(t > INT_MAX ? 0 : t);
+        goff[l] = (int)(gtot > INT_MAX ? 0 : gtot);
+        gtot += t;
+        x->R_decl += row[P];
+    }
+    if (gtot > INT_MAX || x->R_decl > INT_MAX) {
+        x->lerr = xchg_error_code(MPI_ERR_COUNT, "hierarchical: node of rank %d moves %lld "
+                               "bytes out and %lld in, beyond the int range of its "
+                               "node collectives", me, (long long)gtot,
+                               (long long)x->R_decl);
+    } else {
+        x->G_b = (size_t)gtot;
+        x->R_b = (size_t)x->R_decl;
+        if ((x->G = xchg_temp_alloc(c, x->G_b, "hierarchical: node outgoing data", &x->lerr)))
+            x->R = xchg_temp_alloc(c, x->R_b, "hierarchical: node incoming data", &x->lerr);
+    }
+    if (x->lerr != MPI_SUCCESS) {
+        int cls;
+        MPI_Error_class(x->lerr, &cls);
+        int64_t f[2] = {me + 1, cls};
+        flag_merge(x->flag, f);
+        if (x->myerr == MPI_SUCCESS)
+            x->myerr = x->lerr;
+        x->lerr = MPI_SUCCESS; /* carried by the flag from here on */
+    }
+    return MPI_SUCCESS;
+}
 
-    /* ---- 2. leaders: allocate node buffers, exchange sizes and flags ---- */
-    if (leader) {
-        int64_t gtot = 0;
-        for (int l = 0; l < L; l++) {
-            const int64_t *row = lh + (size_t)l * H;
-            flag_merge(flag, row + P + 1);
+/* 2b. ... exchange the size tables and failure flags, ... */
+static int leaders_sizes(hier_run *x)
+{
+    xchg_call *c = x->c;
+    hier_state *h = x->h;
+    const int L = x->L, N = x->N, H = x->H, *first = x->first;
+    int64_t *lh = x->lh, *smsg = x->smsg, *rmsg = x->rmsg;
+    MPI_Request *req = x->req;
+    int *goff = x->goff;
+    MPI_Aint *sdisp = x->sdisp;
+    int *slen = x->slen;
+    int err = MPI_SUCCESS;
+    /* Send-side segments: member l's blocks for node M, in G. */
+    for (int l = 0; l < L; l++) {
+        const int64_t *row = lh + (size_t)l * H;
+        MPI_Aint run = goff[l];
+        for (int M = 0; M < N; M++) {
             int64_t t = 0;
-            for (int p = 0; p < P; p++)
+            for (int p = first[M]; p < first[M + 1]; p++)
                 t += row[p];
-            /* members checked their own totals against INT_MAX */
-            gcount[l] = (int)(t > INT_MAX ? 0 : t);
-            goff[l] = (int)(gtot > INT_MAX ? 0 : gtot);
-            gtot += t;
-            R_decl += row[P];
-        }
-        if (gtot > INT_MAX || R_decl > INT_MAX) {
-            lerr = xchg_error_code(MPI_ERR_COUNT, "hierarchical: node of rank %d moves %lld "
-                                   "bytes out and %lld in, beyond the int range of its "
-                                   "node collectives", me, (long long)gtot,
-                                   (long long)R_decl);
-        } else {
-            G_b = (size_t)gtot;
-            R_b = (size_t)R_decl;
-            if ((G = xchg_temp_alloc(c, G_b, "hierarchical: node outgoing data", &lerr)))
-                R = xchg_temp_alloc(c, R_b, "hierarchical: node incoming data", &lerr);
-        }
-        if (lerr != MPI_SUCCESS) {
-            int cls;
-            MPI_Error_class(lerr, &cls);
-            int64_t f[2] = {me + 1, cls};
-            flag_merge(flag, f);
-            if (myerr == MPI_SUCCESS)
-                myerr = lerr;
-            lerr = MPI_SUCCESS; /* carried by the flag from here on */
-        }
-        /* Send-side segments: member l's blocks for node M, in G. */
-        for (int l = 0; l < L; l++) {
-            const int64_t *row = lh + (size_t)l * H;
-            MPI_Aint run = goff[l];
-            for (int M = 0; M < N; M++) {
-                int64_t t = 0;
-                for (int p = first[M]; p < first[M + 1]; p++)
-                    t += row[p];
-                sdisp[(size_t)M * L + l] = run;
-                slen[(size_t)M * L + l] = (int)t;
-                run += (MPI_Aint)t;
-            }
-        }
-        /* Size messages: to node M, [flag, S[l][m] for l < L, m < L_M]. */
-        int64_t *sp = smsg, *rp = rmsg;
-        int nr = 0;
-        for (int M = 0; M < N; M++) {
-            int LM = first[M + 1] - first[M];
-            err = MPI_Irecv(rp, 2 + LM * L, MPI_INT64_T, M, XCHG_TAG_HIER, h->leaders,
-                            &req[nr++]);
-            if (err != MPI_SUCCESS)
-                break;
-            rp += 2 + (size_t)LM * L;
-        }
-        for (int M = 0; M < N && err == MPI_SUCCESS; M++) {
-            int LM = first[M + 1] - first[M];
-            sp[0] = flag[0];
-            sp[1] = flag[1];
-            for (int l = 0; l < L; l++)
-                for (int m = 0; m < LM; m++)
-                    sp[2 + l * LM + m] = lh[(size_t)l * H + first[M] + m];
-            err = MPI_Isend(sp, 2 + L * LM, MPI_INT64_T, M, XCHG_TAG_HIER, h->leaders,
-                            &req[nr++]);
-            sp += 2 + (size_t)L * LM;
-        }
-        int werr = xchg_waitall(c, nr, req);
-        if (err == MPI_SUCCESS)
-            err = werr;
-        if (err != MPI_SUCCESS)
-            goto out;
-        /* Every leader merges every leader's flag: the same verdict. Then
-         * the scatter header: member m's sizes by source position. */
-        rp = rmsg;
-        int64_t R_act = 0;
-        for (int M = 0; M < N; M++) {
-            int LM = first[M + 1] - first[M];
-            flag_merge(flag, rp);
-            for (int l2 = 0; l2 < LM; l2++)
-                for (int m = 0; m < L; m++)
-                    sh[(size_t)m * H + first[M] + l2] = rp[2 + l2 * L + m];
-            rp += 2 + (size_t)LM * L;
-        }
-        for (int m = 0; m < L; m++) {
-            int64_t *row = sh + (size_t)m * H, t = 0;
-            MPI_Aint *rd = rdisp + (size_t)m * P;
-            roff[m] = (int)R_act;
-            for (int p = 0; p < P; p++) {
-                rd[p] = (MPI_Aint)(R_act + t);
-                t += row[p];
-            }
-            row[P] = t;
-            row[P + 1] = flag[0];
-            row[P + 2] = flag[1];
-            rcount[m] = (int)(t > INT_MAX ? 0 : t);
-            R_act += t;
-        }
-        if (!flag[0] && R_act > R_decl) {
-            /* Receive counts disagree with the senders': erroneous, but
-             * take the room rather than overrun. Without it the leader
-             * still takes part in everything that carries other nodes'
-             * data: it drains what arrives for its node and tells its
-             * members (incoming total -1) that their incoming data is lost;
-             * their outgoing data still leaves correctly. */
-            xchg_temp_free(c, R, R_b);
-            R_b = (size_t)R_act;
-            if (!(R = xchg_temp_alloc(c, R_b, "hierarchical: node incoming data", &lerr))) {
-                R_b = 0;
-                node_lost = lerr;
-                for (int m = 0; m < L; m++)
-                    sh[(size_t)m * H + P] = -1;
-            }
+            sdisp[(size_t)M * L + l] = run;
+            slen[(size_t)M * L + l] = (int)t;
+            run += (MPI_Aint)t;
         }
     }
+    /* Size messages: to node M, [flag, S[l][m] for l < L, m < L_M]. */
+    int64_t *sp = smsg, *rp = rmsg;
+    int nr = 0;
+    for (int M = 0; M < N; M++) {
+        int LM = first[M + 1] - first[M];
+        err = MPI_Irecv(rp, 2 + LM * L, MPI_INT64_T, M, XCHG_TAG_HIER, h->leaders,
+                        &req[nr++]);
+        if (err != MPI_SUCCESS)
+            break;
+        rp += 2 + (size_t)LM * L;
+    }
+    for (int M = 0; M < N && err == MPI_SUCCESS; M++) {
+        int LM = first[M + 1] - first[M];
+        sp[0] = x->flag[0];
+        sp[1] = x->flag[1];
+        for (int l = 0; l < L; l++)
+            for (int m = 0; m < LM; m++)
+                sp[2 + l * LM + m] = lh[(size_t)l * H + first[M] + m];
+        err = MPI_Isend(sp, 2 + L * LM, MPI_INT64_T, M, XCHG_TAG_HIER, h->leaders,
+                        &req[nr++]);
+        sp += 2 + (size_t)L * LM;
+    }
+    int werr = xchg_waitall(c, nr, req);
+    if (err == MPI_SUCCESS)
+        err = werr;
+    return err;
+}
 
+/* 2c. ... and merge them into every member's scatter header. */
+static int leaders_header(hier_run *x)
+{
+    xchg_call *c = x->c;
+    const int P = x->P, L = x->L, N = x->N, H = x->H, *first = x->first;
+    int64_t *sh = x->sh, *rmsg = x->rmsg;
+    int *rcount = x->rcount, *roff = x->roff;
+    MPI_Aint *rdisp = x->rdisp;
+    /* Every leader merges every leader's flag: the same verdict. Then
+     * the scatter header: member m's sizes by source position. */
+    int64_t *rp = rmsg;
+    int64_t R_act = 0;
+    for (int M = 0; M < N; M++) {
+        int LM = first[M + 1] - first[M];
+        flag_merge(x->flag, rp);
+        for (int l2 = 0; l2 < LM; l2++)
+            for (int m = 0; m < L; m++)
+                sh[(size_t)m * H + first[M] + l2] = rp[2 + l2 * L + m];
+        rp += 2 + (size_t)LM * L;
+    }
+    for (int m = 0; m < L; m++) {
+        int64_t *row = sh + (size_t)m * H, t = 0;
+        MPI_Aint *rd = rdisp + (size_t)m * P;
+        roff[m] = (int)R_act;
+        for (int p = 0; p < P; p++) {
+            rd[p] = (MPI_Aint)(R_act + t);
+            t += row[p];
+        }
+        row[P] = t;
+        row[P + 1] = x->flag[0];
+        row[P + 2] = x->flag[1];
+        rcount[m] = (int)(t > INT_MAX ? 0 : t);
+        R_act += t;
+    }
+    if (!x->flag[0] && R_act > x->R_decl) {
+        /* Receive counts disagree with the senders': erroneous, but
+         * take the room rather than overrun. Without it the leader
+         * still takes part in everything that carries other nodes'
+         * data: it drains what arrives for its node and tells its
+         * members (incoming total -1) that their incoming data is lost;
+         * their outgoing data still leaves correctly. */
+        xchg_temp_free(c, x->R, x->R_b);
+        x->R_b = (size_t)R_act;
+        if (!(x->R = xchg_temp_alloc(c, x->R_b, "hierarchical: node incoming data", &x->lerr))) {
+            x->R_b = 0;
+            x->node_lost = x->lerr;
+            for (int m = 0; m < L; m++)
+                sh[(size_t)m * H + P] = -1;
+        }
+    }
+    return MPI_SUCCESS;
+}
+
+/* 3. Members learn their incoming sizes and the verdict. */
+static int members_verdict(hier_run *x)
+{
+    xchg_call *c = x->c;
+    hier_state *h = x->h;
+    const int P = x->P, me = x->me, H = x->H;
+    int64_t *mh = x->mh, *sh = x->sh;
+    int err = MPI_SUCCESS;
     /* ---- 3. members learn their incoming sizes and the verdict ---- */
     if ((err = xchg_mpi_scatter(sh, H, MPI_INT64_T, mh, H, MPI_INT64_T, 0, h->node)) != MPI_SUCCESS)
-        goto out;
+        return err;
     if (mh[P + 1]) {
-        err = myerr != MPI_SUCCESS
-                  ? myerr
+        err = x->myerr != MPI_SUCCESS
+                  ? x->myerr
                   : xchg_error_code((int)mh[P + 2], "hierarchical: rank %d could not take "
                                     "part (see its error), so no rank exchanged",
                                     (int)(mh[P + 1] - 1));
-        goto out;
+        return err;
     }
     /* From here on every rank takes part in every step, whatever fails
      * locally: the other nodes' data passes through. Local errors are kept
      * in lerr and returned at the end. */
-    const int in_lost = mh[P] < 0; /* our leader has no room for our node */
-    int64_t in_recv = in_lost ? 0 : mh[P]; /* bytes the Scatterv gives us */
-    if (in_lost) {
-        lerr = node_lost != MPI_SUCCESS
-                   ? node_lost
+    x->in_lost = mh[P] < 0; /* our leader has no room for our node */
+    x->in_recv = x->in_lost ? 0 : mh[P]; /* bytes the Scatterv gives us */
+    if (x->in_lost) {
+        x->lerr = x->node_lost != MPI_SUCCESS
+                   ? x->node_lost
                    : xchg_error_code(MPI_ERR_NO_MEM, "hierarchical: the leader of rank %d's "
                                      "node had no temporary memory for the node's incoming "
                                      "data (XCHG_MAX_TEMP_BYTES), so rank %d received "
                                      "nothing", me, me);
-    } else if (mh[P] > (int64_t)ibuf_b) { /* erroneous receive counts, as above */
-        xchg_temp_free(c, ibuf, ibuf_b);
+    } else if (mh[P] > (int64_t)x->ibuf_b) { /* erroneous receive counts, as above */
+        xchg_temp_free(c, x->ibuf, x->ibuf_b);
         int aerr = MPI_SUCCESS;
         char *bigger = xchg_temp_alloc(c, (size_t)mh[P], "hierarchical: incoming blocks",
                                        &aerr);
@@ -496,21 +538,32 @@ int xchg_alltoallv_hierarchical(xchg_call *c)
             int merr = MPI_SUCCESS;
             bigger = xchg_temp_alloc(c, (size_t)mh[P], "hierarchical: incoming blocks", &merr);
             c->temp_limit = limit;
-            lerr = aerr;
+            x->lerr = aerr;
         }
         if (bigger) {
-            ibuf = bigger;
-            ibuf_b = (size_t)mh[P];
+            x->ibuf = bigger;
+            x->ibuf_b = (size_t)mh[P];
         } else {
             /* malloc itself failed: receive what fits (the Scatterv reports
              * the truncation on this rank only) and deliver nothing */
-            lerr = aerr;
-            ibuf_b = 0;
-            ibuf = xchg_temp_alloc(c, 0, "hierarchical: incoming blocks", &aerr);
-            in_recv = 0;
+            x->lerr = aerr;
+            x->ibuf_b = 0;
+            x->ibuf = xchg_temp_alloc(c, 0, "hierarchical: incoming blocks", &aerr);
+            x->in_recv = 0;
         }
     }
+    return err;
+}
 
+/* 4a. Data: members pack their blocks, gathered to the leader. */
+static int pack_gather(hier_run *x)
+{
+    xchg_call *c = x->c;
+    hier_state *h = x->h;
+    const int P = x->P, me = x->me, *perm = x->perm;
+    const int64_t ssz = x->ssz;
+    int *gcount = x->gcount, *goff = x->goff;
+    int err = MPI_SUCCESS;
     /* ---- 4. data: pack, gather, leaders exchange, scatter, unpack ---- */
     {
         /* a packing error (MPI_Pack itself failing) is reported at the end;
@@ -521,15 +574,29 @@ int xchg_alltoallv_hierarchical(xchg_call *c)
             if (r == me)
                 continue;
             int e = xchg_pack_block(c->sendbuf, c->sdispls[r], c->sendcounts[r], &c->st,
-                                    obuf + off);
-            if (lerr == MPI_SUCCESS)
-                lerr = e;
+                                    x->obuf + off);
+            if (x->lerr == MPI_SUCCESS)
+                x->lerr = e;
             off += (size_t)c->sendcounts[r] * (size_t)ssz;
         }
     }
-    if ((err = xchg_mpi_gatherv(obuf, (int)out_total, MPI_BYTE, G, gcount, goff, MPI_BYTE, 0,
-                           h->node)) != MPI_SUCCESS)
-        goto out;
+    err = xchg_mpi_gatherv(x->obuf, (int)x->out_total, MPI_BYTE, x->G, gcount, goff, MPI_BYTE, 0,
+                           h->node);
+    return err;
+}
+
+/* 4b. Leaders exchange the node data, one message per node pair. */
+static int leaders_exchange(hier_run *x)
+{
+    xchg_call *c = x->c;
+    hier_state *h = x->h;
+    const int P = x->P, L = x->L, N = x->N, leader = x->leader, *first = x->first;
+    int64_t *rmsg = x->rmsg;
+    MPI_Aint *rdtmp = x->rdtmp;
+    MPI_Request *req = x->req;
+    MPI_Aint *sdisp = x->sdisp, *rdisp = x->rdisp;
+    int *slen = x->slen, *rlen = x->rlen;
+    int err = MPI_SUCCESS;
     if (leader) {
         int nr = 0;
         const int64_t *rp = rmsg;
@@ -544,12 +611,12 @@ int xchg_alltoallv_hierarchical(xchg_call *c)
                     t += rlen[k];
                 }
             rp += 2 + (size_t)LM * L;
-            if (t == 0 || node_lost != MPI_SUCCESS) /* node_lost: drained below */
+            if (t == 0 || x->node_lost != MPI_SUCCESS) /* node_lost: drained below */
                 continue;
             MPI_Datatype ty;
             err = MPI_Type_create_hindexed(k, rlen, rdtmp, MPI_BYTE, &ty);
             if (err == MPI_SUCCESS && (err = MPI_Type_commit(&ty)) == MPI_SUCCESS) {
-                err = MPI_Irecv(R, 1, ty, M, XCHG_TAG_HIER, h->leaders, &req[nr++]);
+                err = MPI_Irecv(x->R, 1, ty, M, XCHG_TAG_HIER, h->leaders, &req[nr++]);
                 MPI_Type_free(&ty); /* freed when the receive completes */
             }
         }
@@ -563,11 +630,11 @@ int xchg_alltoallv_hierarchical(xchg_call *c)
             err = MPI_Type_create_hindexed(L, slen + (size_t)M * L, sdisp + (size_t)M * L,
                                            MPI_BYTE, &ty);
             if (err == MPI_SUCCESS && (err = MPI_Type_commit(&ty)) == MPI_SUCCESS) {
-                err = MPI_Isend(G, 1, ty, M, XCHG_TAG_HIER, h->leaders, &req[nr++]);
+                err = MPI_Isend(x->G, 1, ty, M, XCHG_TAG_HIER, h->leaders, &req[nr++]);
                 MPI_Type_free(&ty);
             }
         }
-        if (node_lost != MPI_SUCCESS && err == MPI_SUCCESS) {
+        if (x->node_lost != MPI_SUCCESS && err == MPI_SUCCESS) {
             /* No room: drain every nonempty message for this node, with a
              * zero-count receive whose truncation MPI_Recv reports on the
              * leaders' communicator (MPI_ERRORS_RETURN); our sends are
@@ -589,43 +656,82 @@ int xchg_alltoallv_hierarchical(xchg_call *c)
         if (err == MPI_SUCCESS)
             err = werr;
         if (err != MPI_SUCCESS)
-            goto out;
+            return err;
     }
-    if (in_lost) { /* the node skips the Scatterv together: nothing to hand out */
-        err = lerr;
-        goto out;
-    }
-    err = xchg_mpi_scatterv(R, rcount, roff, MPI_BYTE, ibuf, (int)in_recv, MPI_BYTE, 0, h->node);
-    if (lerr != MPI_SUCCESS || err != MPI_SUCCESS) {
-        err = lerr != MPI_SUCCESS ? lerr : err;
-        goto out;
-    }
-    {
-        size_t off = 0;
-        for (int p = 0; p < P; p++) {
-            int r = perm[p];
-            int64_t b = mh[p];
-            if (r == me || b == 0)
-                continue;
-            int64_t room = (int64_t)c->recvcounts[r] * rsz;
-            if (b > room || b % rsz) {
-                if (err == MPI_SUCCESS)
-                    err = xchg_error_code(MPI_ERR_TRUNCATE, "hierarchical: rank %d sends "
-                                          "rank %d %lld bytes, which recvcounts[%d] (%lld "
-                                          "bytes) does not match", r, me, (long long)b, r,
-                                          (long long)room);
-            } else if (err == MPI_SUCCESS) {
-                err = xchg_unpack_block(ibuf + off, c->recvbuf, c->rdispls[r],
-                                        (int)(b / rsz), &c->rt);
-            }
-            off += (size_t)b;
-        }
-    }
+    return err;
+}
 
-out:
-    xchg_temp_free(c, R, R_b);
-    xchg_temp_free(c, G, G_b);
-    xchg_temp_free(c, ibuf, ibuf_b);
-    xchg_temp_free(c, obuf, obuf_b);
+/* 4c. Scattered back to the members, who unpack it. */
+static int scatter_unpack(hier_run *x)
+{
+    xchg_call *c = x->c;
+    hier_state *h = x->h;
+    const int P = x->P, me = x->me, *perm = x->perm;
+    int64_t *mh = x->mh;
+    int *rcount = x->rcount, *roff = x->roff;
+    int err = MPI_SUCCESS;
+    if (x->in_lost) { /* the node skips the Scatterv together: nothing to hand out */
+        err = x->lerr;
+        return err;
+    }
+    err = xchg_mpi_scatterv(x->R, rcount, roff, MPI_BYTE, x->ibuf, (int)x->in_recv, MPI_BYTE, 0, h->node);
+    if (x->lerr != MPI_SUCCESS || err != MPI_SUCCESS) {
+        err = x->lerr != MPI_SUCCESS ? x->lerr : err;
+        return err;
+    }
+    size_t off = 0;
+    for (int p = 0; p < P; p++) {
+        int r = perm[p];
+        int64_t b = mh[p];
+        if (r == me || b == 0)
+            continue;
+        err = xchg_unpack_checked(c, "hierarchical", r, x->ibuf + off, b, err);
+        off += (size_t)b;
+    }
+    return err;
+}
+
+int xchg_alltoallv_hierarchical(xchg_call *c)
+{
+    const int P = c->size;
+    if (P == 1)
+        return xchg_self_copy(c);
+    hier_state *h = NULL;
+    int rc = hier_state_of(c->cs, &h);
+    if (rc != MPI_SUCCESS)
+        return rc;
+
+    hier_run x;
+    memset(&x, 0, sizeof x);
+    x.c = c, x.h = h, x.P = P, x.me = c->rank;
+    x.L = h->lsize, x.N = h->nnodes, x.leader = h->lrank == 0;
+    x.perm = h->perm, x.first = h->first;
+    x.H = P + 3; /* header: P sizes, a total, the flag */
+    x.ssz = c->st.size, x.rsz = c->rt.size;
+    x.mh = h->mh, x.lh = h->lh, x.sh = h->sh, x.smsg = h->smsg, x.rmsg = h->rmsg;
+    x.rdtmp = h->rdtmp, x.req = h->req;
+    x.gcount = h->ibk, x.goff = h->ibk ? h->ibk + x.L : NULL;
+    x.rcount = h->ibk ? h->ibk + 2 * x.L : NULL, x.roff = h->ibk ? h->ibk + 3 * x.L : NULL;
+    x.sdisp = h->abk, x.rdisp = h->abk ? h->abk + (size_t)x.N * x.L : NULL;
+    x.slen = h->len, x.rlen = h->len ? h->len + (size_t)x.N * x.L : NULL;
+    x.myerr = x.lerr = x.node_lost = MPI_SUCCESS;
+
+    int err = members_sizes(&x);
+    if (err == MPI_SUCCESS && x.leader && (err = leaders_alloc(&x)) == MPI_SUCCESS &&
+        (err = leaders_sizes(&x)) == MPI_SUCCESS)
+        err = leaders_header(&x);
+    if (err == MPI_SUCCESS)
+        err = members_verdict(&x);
+    if (err == MPI_SUCCESS)
+        err = pack_gather(&x);
+    if (err == MPI_SUCCESS && x.leader)
+        err = leaders_exchange(&x);
+    if (err == MPI_SUCCESS)
+        err = scatter_unpack(&x);
+
+    xchg_temp_free(c, x.R, x.R_b);
+    xchg_temp_free(c, x.G, x.G_b);
+    xchg_temp_free(c, x.ibuf, x.ibuf_b);
+    xchg_temp_free(c, x.obuf, x.obuf_b);
     return err;
 }

@@ -50,7 +50,7 @@ int xchg_alltoallv_linear(xchg_call *c)
     for (int i = 1; i < P && mpierr == MPI_SUCCESS; i++) {
         int dst = (me + i) % P;
         if (i % XCHG_POLL_EVERY == 0)
-            xchg_select_poll(c);
+            xchg_poll(c);
         if (c->sendcounts[dst] > 0 && c->st.size > 0)
             mpierr = MPI_Isend(xchg_block_addr(c->sendbuf, c->sdispls[dst], &c->st),
                                c->sendcounts[dst], c->st.type, dst, XCHG_TAG_LINEAR,

@@ -90,7 +90,7 @@ void *xchg_p2p_alloc_small(xchg_call *c, size_t bytes, const char *what, int *er
  * caller's handler is back when the last one ends. The cost: two local
  * calls, and an error of the caller's own on MPI_COMM_WORLD in another
  * thread during the wait returns its code instead of calling the handler.
- * The swap itself: xchg_world_errors_return (src/sched/block.c).
+ * The swap itself: xchg_world_errors_return (src/progress/block.c).
  */
 
 int xchg_p2p_wait_posted(xchg_call *c, int n, MPI_Request req[], int *bad)

@@ -22,7 +22,7 @@
 #ifndef XCHG_P2P_COMMON_H
 #define XCHG_P2P_COMMON_H
 
-#include "xchg_internal.h"
+#include "algo.h"
 
 /* Receives the message from src with tag into recvbuf's block from src:
  * small blocks at once (blocking), larger ones probed (blocking) and then

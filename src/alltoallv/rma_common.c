@@ -5,6 +5,7 @@
 #include "rma_common.h"
 
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Every rank must leave init together: a refusal on one rank before a
@@ -30,6 +31,44 @@ static void release(xchg_call *c, xchg_rma *w)
     xchg_temp_free(c, w->meta, w->meta_bytes);
     w->rstage = w->sstage = NULL;
     w->meta = NULL;
+}
+
+/* Advice for a refused window. Open MPI 4.1 without single-copy transports
+ * (pml ob1 on shared memory) has one one-sided component, osc pt2pt, which
+ * must be allowed (OMPI_MCA_osc) and refuses MPI_THREAD_MULTIPLE. */
+static const char *window_advice(void)
+{
+    int level = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&level);
+    if (level == MPI_THREAD_MULTIPLE)
+        return "under MPI_THREAD_MULTIPLE, which Open MPI 4.1's osc pt2pt refuses: use "
+               "another algorithm (XCHG_ALLTOALLV_ALGO, or auto), a lower thread level, "
+               "or an RDMA-capable osc component";
+    const char *osc = getenv("OMPI_MCA_osc");
+    if (osc && strstr(osc, "pt2pt"))
+        return "with Open MPI, OMPI_MCA_osc allows pt2pt already: use another algorithm "
+               "or an RDMA-capable osc component";
+    return "with Open MPI over pml ob1 without single-copy, set OMPI_MCA_osc=pt2pt";
+}
+
+/* This rank's window over [base, base + wsize), or an error with advice. */
+static int make_window(xchg_call *c, xchg_rma *w, char *base, MPI_Aint wsize, int no_locks)
+{
+    MPI_Info info = MPI_INFO_NULL;
+    if (no_locks && MPI_Info_create(&info) == MPI_SUCCESS)
+        MPI_Info_set(info, "no_locks", "true");
+    int rc = MPI_Win_create(wsize ? (void *)base : NULL, wsize, 1, info, c->comm, &w->win);
+    if (info != MPI_INFO_NULL)
+        MPI_Info_free(&info);
+    if (rc == MPI_SUCCESS)
+        return MPI_SUCCESS;
+    char msg[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    xchg_error_string(rc, msg, &len);
+    w->win = MPI_WIN_NULL;
+    /* typically no one-sided component fits the transports in use */
+    return xchg_error_code(MPI_ERR_WIN, "rma: MPI_Win_create failed (%s); %s", msg,
+                           window_advice());
 }
 
 int xchg_rma_setup(xchg_call *c, xchg_rma *w, int no_locks)
@@ -125,23 +164,13 @@ int xchg_rma_setup(xchg_call *c, xchg_rma *w, int no_locks)
         release(c, w);
         return rc;
     }
-
-    MPI_Info info = MPI_INFO_NULL;
-    if (no_locks && MPI_Info_create(&info) == MPI_SUCCESS)
-        MPI_Info_set(info, "no_locks", "true");
-    rc = MPI_Win_create(wsize ? (void *)base : NULL, wsize, 1, info, c->comm, &w->win);
-    if (info != MPI_INFO_NULL)
-        MPI_Info_free(&info);
-    if (rc != MPI_SUCCESS) {
-        char msg[MPI_MAX_ERROR_STRING];
-        int len = 0;
-        xchg_error_string(rc, msg, &len);
-        w->win = MPI_WIN_NULL;
+    /* Refused alike on every rank where no one-sided component takes this
+     * thread level or transport: then every rank returns MPI_ERR_WIN. (An
+     * agreement here would cost every call a collective; the failure is
+     * the library's setup, the same on every rank.) */
+    if ((rc = make_window(c, w, base, wsize, no_locks)) != MPI_SUCCESS) {
         release(c, w);
-        /* typically no one-sided component fits the transports in use */
-        return xchg_error_code(MPI_ERR_WIN, "rma: MPI_Win_create failed (%s); with Open MPI "
-                               "over pml ob1 without single-copy, set OMPI_MCA_osc=pt2pt",
-                               msg);
+        return rc;
     }
     MPI_Win_set_errhandler(w->win, MPI_ERRORS_RETURN);
     return MPI_SUCCESS;
@@ -190,4 +219,21 @@ int xchg_rma_teardown(xchg_call *c, xchg_rma *w)
         rc = MPI_Win_free(&w->win);
     release(c, w);
     return rc;
+}
+
+/* A one-shot call of an RMA algorithm: its persistent hooks in a row. */
+int xchg_persist_oneshot(const xchg_persist_ops *ops, xchg_call *c)
+{
+    void *plan = NULL;
+    int rc = ops->init(c, &plan);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    rc = ops->start(c, plan);
+    /* wait even after a failed start: it completes what the start set in
+     * flight (the partners' side of the exchange); the first error wins */
+    int wrc = ops->wait(c, plan);
+    if (rc == MPI_SUCCESS)
+        rc = wrc;
+    int frc = ops->free(c, plan);
+    return rc != MPI_SUCCESS ? rc : frc;
 }

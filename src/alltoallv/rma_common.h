@@ -18,7 +18,7 @@
 #ifndef XCHG_RMA_COMMON_H
 #define XCHG_RMA_COMMON_H
 
-#include "xchg_internal.h"
+#include "algo.h"
 
 typedef struct xchg_rma {
     MPI_Win win;
@@ -49,5 +49,9 @@ int xchg_rma_put(xchg_call *c, xchg_rma *w, int dst);
 int xchg_rma_finish(xchg_call *c, xchg_rma *w);
 /* Collective: frees the window and the buffers. */
 int xchg_rma_teardown(xchg_call *c, xchg_rma *w);
+
+/* Runs a one-shot call through persistent hooks: init, start, wait, free
+ * (rma_common.c). */
+int xchg_persist_oneshot(const xchg_persist_ops *ops, xchg_call *c);
 
 #endif

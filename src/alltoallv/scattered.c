@@ -104,7 +104,7 @@ int xchg_alltoallv_scattered(xchg_call *c)
                 if (mpierr != MPI_SUCCESS || flag_)                           \
                     break;                                                    \
                 pending_service(c, &pd, &err, &mpierr);                       \
-                xchg_select_poll(c);                                          \
+                xchg_poll(c);                                          \
             }                                                                 \
             if (slotvar == MPI_UNDEFINED)                                     \
                 slotvar = 0;                                                  \
@@ -114,7 +114,7 @@ int xchg_alltoallv_scattered(xchg_call *c)
     for (int i = 1; i < P && mpierr == MPI_SUCCESS; i++) {
         int src = (me - i + P) % P, dst = (me + i) % P, slot = 0;
         if (i % XCHG_POLL_EVERY == 0)
-            xchg_select_poll(c);
+            xchg_poll(c);
         if (c->sendcounts[dst] > 0 && c->st.size > 0) {
             SLOT(slot);
             if (mpierr != MPI_SUCCESS)
@@ -131,7 +131,7 @@ int xchg_alltoallv_scattered(xchg_call *c)
                 mpierr = MPI_Iprobe(src, XCHG_TAG_SCATTERED, c->comm, &flag, MPI_STATUS_IGNORE);
                 if (!flag) {
                     pending_service(c, &pd, &err, &mpierr);
-                    xchg_select_poll(c);
+                    xchg_poll(c);
                 }
             }
             if (mpierr != MPI_SUCCESS)
@@ -147,7 +147,7 @@ int xchg_alltoallv_scattered(xchg_call *c)
         if (pd.src[k] < 0)
             continue;
         if (k % XCHG_POLL_EVERY == 0)
-            xchg_select_poll(c);
+            xchg_poll(c);
         record(xchg_p2p_recv_probed(c, pd.src[k], XCHG_TAG_SCATTERED, NULL, "scattered"),
                &err, &mpierr);
     }

@@ -9,7 +9,7 @@
  * so the library can plan once; otherwise (Open MPI 4.1 is MPI 3.1) each
  * start posts an MPI_Ialltoallv, which at least keeps start nonblocking.
  */
-#include "xchg_internal.h"
+#include "algo.h"
 
 #include <stdlib.h>
 

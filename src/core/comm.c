@@ -32,7 +32,7 @@
  * messages (same tags, and MPI_ANY_SOURCE in the sparse exchange) would
  * match each other's.
  */
-#include "xchg_internal.h"
+#include "core.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -236,7 +236,7 @@ static void keyval_create(void)
     MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, state_delete, &state_keyval, NULL);
 }
 
-static int state_lookup(MPI_Comm comm, xchg_comm_state **state)
+int xchg_comm_state_lookup(MPI_Comm comm, xchg_comm_state **state)
 {
     pthread_once(&keyval_once, keyval_create);
     if (state_keyval == MPI_KEYVAL_INVALID)
@@ -339,11 +339,12 @@ static int private_dup(MPI_Comm comm, int rank, int size, MPI_Comm *out, int *re
  * agreed and every rank counts the same calls, so all ranks try at the
  * same call (the collective calls of a correct program are the same on
  * every rank). */
-static int state_get(MPI_Comm comm, xchg_comm_state **state, int *refused)
+static int state_get(MPI_Comm comm, const xchg_algo_names *names, xchg_comm_state **state,
+                     int *refused)
 {
     *refused = 0;
     xchg_comm_state *st = NULL;
-    int rc = state_lookup(comm, &st);
+    int rc = xchg_comm_state_lookup(comm, &st);
     if (rc != MPI_SUCCESS)
         return rc;
     if (st && st->pcomm != MPI_COMM_NULL) {
@@ -398,7 +399,7 @@ static int state_get(MPI_Comm comm, xchg_comm_state **state, int *refused)
     st->last.algo = XCHG_ALGO_INVALID;
     st->last.sparse_algo = XCHG_SPARSE_INVALID;
     /* Settings: read once here and agreed, so all ranks run one protocol. */
-    rc = xchg_settings_agree(st->pcomm, &st->settings);
+    rc = xchg_settings_agree(st->pcomm, names, &st->settings);
     if (rc == MPI_SUCCESS && fresh)
         rc = MPI_Comm_set_attr(comm, state_keyval, st);
     if (rc != MPI_SUCCESS) {
@@ -415,50 +416,9 @@ static int state_get(MPI_Comm comm, xchg_comm_state **state, int *refused)
     return MPI_SUCCESS;
 }
 
-int xchg_comm_state_get(MPI_Comm comm, xchg_comm_state **state)
+int xchg_comm_state_get(MPI_Comm comm, const xchg_algo_names *names,
+                        xchg_comm_state **state, int *refused)
 {
-    int refused;
-    return state_get(comm, state, &refused);
-}
-
-int xchg_comm_prepare(MPI_Comm comm, int *ready)
-{
-    int mpi_rc = xchg_mpi_check(comm); /* first: the running MPI is ours */
-    if (mpi_rc != MPI_SUCCESS)
-        return mpi_rc;
-    if (!ready)
-        return xchg_raise(comm, xchg_error_code(MPI_ERR_ARG, "xchg_comm_prepare: ready is "
-                                                "NULL"));
-    *ready = 0;
-    int P = 0, rc = xchg_check_comm(comm, &P);
-    xchg_comm_state *cs = NULL;
-    int refused = 0;
-    if (rc == MPI_SUCCESS)
-        rc = state_get(comm, &cs, &refused);
-    *ready = rc == MPI_SUCCESS;
-    /* A refusal of the duplicate is this call's answer, not its error. */
-    return rc == MPI_SUCCESS || refused ? MPI_SUCCESS : xchg_raise(comm, rc);
-}
-
-int xchg_get_stats(MPI_Comm comm, xchg_stats *stats)
-{
-    int mpi_rc = xchg_mpi_check(comm); /* first: the running MPI is ours */
-    if (mpi_rc != MPI_SUCCESS)
-        return mpi_rc;
-    if (!stats)
-        return xchg_raise(comm, xchg_error_code(MPI_ERR_ARG, "xchg_get_stats: stats is NULL"));
-    if (comm == MPI_COMM_NULL)
-        return xchg_raise(comm, xchg_error_code(MPI_ERR_COMM, "xchg_get_stats: comm is MPI_COMM_NULL"));
-    xchg_comm_state *st = NULL;
-    int rc = state_lookup(comm, &st);
-    if (rc != MPI_SUCCESS)
-        return xchg_raise(comm, rc);
-    if (st) {
-        *stats = st->last;
-    } else {
-        memset(stats, 0, sizeof *stats);
-        stats->algo = XCHG_ALGO_INVALID;
-        stats->sparse_algo = XCHG_SPARSE_INVALID;
-    }
-    return MPI_SUCCESS;
+    int ignored;
+    return state_get(comm, names, state, refused ? refused : &ignored);
 }

@@ -24,7 +24,7 @@
  * lives in the tables below only (xchg_error_string), and xchg_raise applies
  * the predefined handlers itself; user handlers are still called by MPI.
  */
-#include "xchg_internal.h"
+#include "core.h"
 
 #include <pthread.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /*
- * ibarrier.c - the nonblocking barrier libxchg uses (xchg_internal.h).
+ * ibarrier.c - the nonblocking barrier libxchg uses (ibarrier.h).
  *
  * MPI_Ibarrier by default. Under SimGrid SMPI 3.32 (XCHG_SMPI) MPI_Ibarrier
  * is not a barrier (a rank may complete it before all have entered), so
@@ -9,7 +9,8 @@
  * round r sends to rank+2^r and receives from rank-2^r; after ceil(log2 P)
  * rounds every rank has heard, directly or not, from every other.
  */
-#include "xchg_internal.h"
+#include "ibarrier.h"
+#include "core.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -8,7 +8,7 @@
  * the node down. The limit is agreed per communicator (settings.c): set,
  * or a quarter of the smallest physical memory of all ranks.
  */
-#include "xchg_internal.h"
+#include "core.h"
 
 #include <stdlib.h>
 

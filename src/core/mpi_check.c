@@ -22,7 +22,7 @@
  * an unknown version string passes: only a known mismatch fails.
  * Not under SMPI, where the simulator is the only MPI.
  */
-#include "xchg_internal.h"
+#include "core.h"
 
 #include <pthread.h>
 #include <stdio.h>

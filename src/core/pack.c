@@ -7,7 +7,7 @@
  * memcpy path, every other type goes through MPI_Pack/MPI_Unpack, so derived
  * types with holes, negative lower bounds or resized extents all work.
  */
-#include "xchg_internal.h"
+#include "core.h"
 
 #include <limits.h>
 #include <pthread.h>
@@ -140,5 +140,21 @@ int xchg_self_copy(xchg_call *c)
         err = xchg_unpack_block(tmp, c->recvbuf, c->rdispls[r],
                                 (int)(sbytes / (size_t)c->rt.size), &c->rt);
     xchg_temp_free(c, tmp, sbytes);
+    return err;
+}
+
+int xchg_unpack_checked(xchg_call *c, const char *who, int src, const void *in, int64_t b,
+                        int err)
+{
+    const int64_t rsz = c->rt.size;
+    int64_t room = (int64_t)c->recvcounts[src] * rsz;
+    if (b > room || b % rsz) {
+        if (err == MPI_SUCCESS)
+            err = xchg_error_code(MPI_ERR_TRUNCATE, "%s: rank %d sends rank %d %lld bytes, "
+                                  "which recvcounts[%d] (%lld bytes) does not match", who, src,
+                                  c->rank, (long long)b, src, (long long)room);
+    } else if (err == MPI_SUCCESS) {
+        err = xchg_unpack_block(in, c->recvbuf, c->rdispls[src], (int)(b / rsz), &c->rt);
+    }
     return err;
 }

@@ -19,7 +19,7 @@
  * stays an error of every call that would use it (the same on every rank,
  * since the setting is agreed).
  */
-#include "xchg_internal.h"
+#include "core.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -127,7 +127,8 @@ static int parse_bytes(const char *s, int64_t *v)
 
 /* This rank's canonical value of setting i: VALUE_UNSET, a number, or
  * VALUE_UNKNOWN_NAME - hash (names). *rejected: set but not valid. */
-static int64_t read_one(int i, int *rejected, char *text, size_t textlen)
+static int64_t read_one(const xchg_algo_names *names, int i, int *rejected, char *text,
+                        size_t textlen)
 {
     const char *s = getenv(defs[i].name);
     *rejected = 0;
@@ -138,12 +139,12 @@ static int64_t read_one(int i, int *rejected, char *text, size_t textlen)
     int64_t v = 0;
     switch (defs[i].kind) {
     case KIND_ALGO: {
-        xchg_algo a = xchg_algo_from_name(s);
+        xchg_algo a = names->alltoallv(s);
         return a == XCHG_ALGO_INVALID ? VALUE_UNKNOWN_NAME + (int64_t)(name_hash(s) >> 2)
                                       : (int64_t)a;
     }
     case KIND_SPARSE_ALGO: {
-        xchg_sparse_algo a = xchg_sparse_algo_from_name(s);
+        xchg_sparse_algo a = names->sparse(s);
         return a == XCHG_SPARSE_INVALID ? VALUE_UNKNOWN_NAME + (int64_t)(name_hash(s) >> 2)
                                         : (int64_t)a;
     }
@@ -192,14 +193,14 @@ static int first_warning(unsigned *mask, int i)
     return first;
 }
 
-static void describe(int i, int64_t v, char *out, size_t len)
+static void describe(const xchg_algo_names *names, int i, int64_t v, char *out, size_t len)
 {
     if (v == VALUE_UNSET)
         snprintf(out, len, "unset");
     else if (defs[i].kind == KIND_ALGO && v >= 0)
-        snprintf(out, len, "%s", xchg_algo_name((xchg_algo)v));
+        snprintf(out, len, "%s", names->alltoallv_name((xchg_algo)v));
     else if (defs[i].kind == KIND_SPARSE_ALGO && v >= 0)
-        snprintf(out, len, "%s", xchg_sparse_algo_name((xchg_sparse_algo)v));
+        snprintf(out, len, "%s", names->sparse_name((xchg_sparse_algo)v));
     else if (defs[i].kind == KIND_PATH)
         snprintf(out, len, "a path");
     else if (defs[i].kind == KIND_BARRIER)
@@ -271,7 +272,7 @@ static void apply(xchg_settings *s, int i, int64_t v, const char *text)
     }
 }
 
-int xchg_settings_agree(MPI_Comm comm, xchg_settings *s)
+int xchg_settings_agree(MPI_Comm comm, const xchg_algo_names *names, xchg_settings *s)
 {
     enum { N = XCHG_SETTING_COUNT };
     int rank = 0, size = 1;
@@ -281,7 +282,7 @@ int xchg_settings_agree(MPI_Comm comm, xchg_settings *s)
     int rejected[N];
     char text[N][sizeof s->record_path];
     for (int i = 0; i < N; i++)
-        root[i] = mine[i] = read_one(i, &rejected[i], text[i], sizeof text[i]);
+        root[i] = mine[i] = read_one(names, i, &rejected[i], text[i], sizeof text[i]);
 
     int rc = MPI_Bcast(root, N, MPI_INT64_T, 0, comm);
     if (rc != MPI_SUCCESS)
@@ -318,7 +319,7 @@ int xchg_settings_agree(MPI_Comm comm, xchg_settings *s)
         }
         if (v[i] && first_warning(&warned_differs, i)) {
             char d[96];
-            describe(i, root[i], d, sizeof d);
+            describe(names, i, root[i], d, sizeof d);
             if (defs[i].kind == KIND_PATH && root[i] != VALUE_UNSET)
                 snprintf(d, sizeof d, "\"%.80s\"", text[i]); /* rank 0's own */
             fprintf(stderr, "xchg: warning: %s differs across ranks (rank %d has another "

@@ -8,9 +8,9 @@
  * XCHG_SIM_COPY_GBPS_DEFAULT, as computation on the rank's simulated core.
  * Both can be overridden once per run with the environment variables
  * XCHG_SIM_COPY_NS and XCHG_SIM_COPY_GBPS (sim/README.md, "SMPI settings").
- * Outside XCHG_SMPI, xchg_charge_copy is an empty inline (xchg_internal.h).
+ * Outside XCHG_SMPI, xchg_charge_copy is an empty inline (core.h).
  */
-#include "xchg_internal.h"
+#include "core.h"
 
 #ifdef XCHG_SMPI
 #include <simgrid/host.h>

@@ -8,7 +8,7 @@
  * ranks: what counts is the node's real off-node traffic) or beta_intra
  * inside the node, and every local copy `copy` per byte plus `copy_call`.
  * Each algorithm's time is estimated from statistics every rank shares
- * after the agreement (select.c, agree.c: largest block, busiest rank's
+ * after the agreement (select.c, stats_agree.c: largest block, busiest rank's
  * volumes, partner counts and posts, off-node volumes, total traffic), so
  * every rank computes the same estimates and picks the same algorithm
  * (design rule 2). xchg-tune measures alpha, beta, copy and overhead for a
@@ -148,7 +148,22 @@ static double bruck_time(const xchg_model_params *m, const xchg_pattern_stats *s
     return t;
 }
 
-double xchg_model_time(xchg_algo algo, const xchg_model_params *m, const xchg_pattern_stats *s)
+/* What several algorithms' models share, from the agreed statistics. */
+typedef struct model_terms {
+    double P, o;
+    double vol;    /* critical rank's volume */
+    double nnz;    /* its nonzero partners */
+    double blk;    /* global largest block */
+    double posts;  /* sends + receives of the busiest rank (two per partner if not carried) */
+    double node;
+    double a;      /* latency reaching every rank */
+    double mean;   /* a rank's mean volume */
+    double agree;  /* one agreement of the statistics */
+    double off;    /* the busiest node's off-node bytes, the larger direction */
+    double direct_bw, direct, incast;
+} model_terms;
+
+static void terms_of(const xchg_model_params *m, const xchg_pattern_stats *s, model_terms *t)
 {
     const double P = (double)s->P;
     const double o = m->overhead;
@@ -182,121 +197,176 @@ double xchg_model_time(xchg_algo algo, const xchg_model_params *m, const xchg_pa
                               ? ((double)s->max_recv_nnz - m->throttle) * m->incast
                               : 0.0;
 
-    switch (algo) {
-    case XCHG_ALGO_VENDOR:
-        /* a loop over all P peers, empty ones included */
-        return a + fmax(2.0 * P * o * m->vendor_overhead_factor, direct_bw) + incast;
-    case XCHG_ALGO_LINEAR: {
-        /* all nonzero messages in flight at once; but its receives of
-         * blocks up to XCHG_P2P_PROBE_ABOVE are posted before the sends,
-         * so half their overheads hide under the flows (fitted: hot 256 B,
-         * random and zipf 1 KiB at P=64: 59.5, 70.5, 70.9 us simulated,
-         * 60.5, 68.9, 69.7 modelled) */
-        if (blk > 16384.0)
-            return direct + incast;
-        return a + fmax(posts * o, direct_bw + 0.5 * (double)s->max_recv_nnz * o) + incast;
+    t->P = P, t->o = o, t->vol = vol, t->nnz = nnz, t->blk = blk, t->posts = posts;
+    t->node = node, t->a = a, t->mean = mean, t->agree = agree, t->off = off;
+    t->direct_bw = direct_bw, t->direct = direct, t->incast = incast;
+}
+
+double xchg_model_vendor(const xchg_model_params *m, const xchg_pattern_stats *s)
+{
+    model_terms k;
+    terms_of(m, s, &k);
+    const double P = k.P, o = k.o, a = k.a, direct_bw = k.direct_bw, incast = k.incast;
+    /* a loop over all P peers, empty ones included */
+    return a + fmax(2.0 * P * o * m->vendor_overhead_factor, direct_bw) + incast;
+}
+
+double xchg_model_linear(const xchg_model_params *m, const xchg_pattern_stats *s)
+{
+    model_terms k;
+    terms_of(m, s, &k);
+    const double o = k.o, blk = k.blk, posts = k.posts, a = k.a, direct_bw = k.direct_bw,
+                 direct = k.direct, incast = k.incast;
+    /* all nonzero messages in flight at once; but its receives of
+     * blocks up to XCHG_P2P_PROBE_ABOVE are posted before the sends,
+     * so half their overheads hide under the flows (fitted: hot 256 B,
+     * random and zipf 1 KiB at P=64: 59.5, 70.5, 70.9 us simulated,
+     * 60.5, 68.9, 69.7 modelled) */
+    if (blk > 16384.0)
+        return direct + incast;
+    return a + fmax(posts * o, direct_bw + 0.5 * (double)s->max_recv_nnz * o) + incast;
+}
+
+double xchg_model_scattered(const xchg_model_params *m, const xchg_pattern_stats *s)
+{
+    model_terms k;
+    terms_of(m, s, &k);
+    const double direct = k.direct;
+    /* linear with at most XCHG_THROTTLE requests in flight: measured
+     * no slower (its waits overlap the posting), no faster either
+     * where the incast credit is 0; a tie goes to linear (listed
+     * first) */
+    return direct;
+}
+
+double xchg_model_pairwise(const xchg_model_params *m, const xchg_pattern_stats *s)
+{
+    model_terms k;
+    terms_of(m, s, &k);
+    const double P = k.P, o = k.o, posts = k.posts, node = k.node, a = k.a,
+                 direct_bw = k.direct_bw;
+    /* one dependent step per nonempty block (at most its sends +
+     * receives, P-1 at most), each a latency (inside the node for a
+     * share (node-1)/(P-1) of the partners) and two overheads, plus
+     * the transfer */
+    double steps = fmin(P - 1.0, posts);
+    double f_in = P > 1 ? fmin(1.0, (node - 1.0) / (P - 1.0)) : 1.0;
+    double step = f_in * m->alpha_intra + (1.0 - f_in) * a + 2.0 * o + m->sync;
+    return steps * step + direct_bw;
+}
+
+double xchg_model_padded_alltoall(const xchg_model_params *m, const xchg_pattern_stats *s)
+{
+    model_terms k;
+    terms_of(m, s, &k);
+    const double P = k.P, blk = k.blk, agree = k.agree;
+    /* agreement of the largest block (auto's), one MPI_Alltoall of P
+     * slots of blk + 8 bytes, pack and unpack of every slot */
+    double S = blk + 8.0;
+    return agree + alltoall_time(m, s, S) + copies(m, 2.0 * P * S, 2.0 * P);
+}
+
+double xchg_model_bruck_padded(const xchg_model_params *m, const xchg_pattern_stats *s)
+{
+    model_terms k;
+    terms_of(m, s, &k);
+    const double P = k.P, o = k.o, blk = k.blk, node = k.node, agree = k.agree;
+    /* agreement, then log2 P steps of P/2 slots of blk + 8 bytes, each
+     * packed and unpacked; the rotation in and out */
+    double S = blk + 8.0, t = agree + copies(m, 2.0 * P * S, 2.0 * P);
+    for (int d = 1; d < s->P; d *= 2) {
+        int intra = (double)d < node || P <= node;
+        t += alpha_at(m, s, (double)d) + 2.0 * o +
+             (P / 2.0) * S * (intra ? m->beta_intra : node * m->beta) +
+             copies(m, P * S, P);
     }
-    case XCHG_ALGO_SCATTERED:
-        /* linear with at most XCHG_THROTTLE requests in flight: measured
-         * no slower (its waits overlap the posting), no faster either
-         * where the incast credit is 0; a tie goes to linear (listed
-         * first) */
-        return direct;
-    case XCHG_ALGO_PAIRWISE: {
-        /* one dependent step per nonempty block (at most its sends +
-         * receives, P-1 at most), each a latency (inside the node for a
-         * share (node-1)/(P-1) of the partners) and two overheads, plus
-         * the transfer */
-        double steps = fmin(P - 1.0, posts);
-        double f_in = P > 1 ? fmin(1.0, (node - 1.0) / (P - 1.0)) : 1.0;
-        double step = f_in * m->alpha_intra + (1.0 - f_in) * a + 2.0 * o + m->sync;
-        return steps * step + direct_bw;
-    }
-    case XCHG_ALGO_PADDED_ALLTOALL: {
-        /* agreement of the largest block (auto's), one MPI_Alltoall of P
-         * slots of blk + 8 bytes, pack and unpack of every slot */
-        double S = blk + 8.0;
-        return agree + alltoall_time(m, s, S) + copies(m, 2.0 * P * S, 2.0 * P);
-    }
-    case XCHG_ALGO_BRUCK_PADDED: {
-        /* agreement, then log2 P steps of P/2 slots of blk + 8 bytes, each
-         * packed and unpacked; the rotation in and out */
-        double S = blk + 8.0, t = agree + copies(m, 2.0 * P * S, 2.0 * P);
-        for (int d = 1; d < s->P; d *= 2) {
-            int intra = (double)d < node || P <= node;
-            t += alpha_at(m, s, (double)d) + 2.0 * o +
-                 (P / 2.0) * S * (intra ? m->beta_intra : node * m->beta) +
-                 copies(m, P * S, P);
-        }
-        return t;
-    }
-    case XCHG_ALGO_BRUCK_TWOPHASE:
-        return bruck_time(m, s, 2.0);
-    case XCHG_ALGO_BRUCK_RADIX:
-        return bruck_time(m, s, m->radix > 1 ? m->radix : 2.0);
-    case XCHG_ALGO_HYBRID: {
-        /* bruck_radix over the blocks up to T (their volumes), with the
-         * direct blocks' posts on the same CPU; the direct receives and
-         * sends go first and travel during the Bruck (measured: zipf 64 B
-         * at P=64, 18.6 us against bruck_radix's 20.4, sim/README
-         * "hybrid"), so the later of the two; their posts are not hidden
-         * under the flows as linear's are (hot 256 B: 63.9 us simulated,
-         * 67.0 modelled, linear 59.5-63.5). With no block over T it is bruck_radix, and a
-         * tie goes to bruck_radix (listed first among the candidates). */
-        xchg_pattern_stats small = *s;
-        small.max_send_bytes = s->max_small_send;
-        small.max_recv_bytes = s->max_small_recv;
-        small.sum_bytes = s->sum_small_bytes;
-        small.max_rank_bytes = s->max_small_send > s->max_small_recv ? s->max_small_send
-                                                                     : s->max_small_recv;
-        const double lp = (double)s->max_large_posts;
-        const double bruck = bruck_time(m, &small, m->radix > 1 ? m->radix : 2.0);
-        if (lp <= 0.0)
-            return bruck;
-        return fmax(bruck + lp * o, a + direct_bw + lp * o);
-    }
-    case XCHG_ALGO_HIERARCHICAL: {
-        /* L ranks per node, N nodes, one leader each (hierarchical.c):
-         * the sizes (P+3 int64 per member) gathered to the leader and
-         * scattered back (binomial trees on the node), the leaders' size
-         * matrices (N-1 messages of L x L int64 each way), then the data:
-         * gathered to the leader (through shared memory), N-1 messages
-         * each way between leaders (the node's off-node volume on its
-         * link), scattered back; every member packs and unpacks its
-         * blocks. A single node, or one rank per node, gains nothing: not
-         * modelled. */
-        const double L = node, N = ceil(P / node);
-        if (L <= 1.0 || N <= 1.0)
-            return INFINITY;
-        const double rounds = ceil(log2(L));
-        const double hdr = (P + 3.0) * 8.0;
-        const double tree = rounds * (m->alpha_intra + 2.0 * o) + (L - 1.0) * hdr * m->beta_intra;
-        const double leaders = a + fmax(2.0 * (N - 1.0) * o,
-                                        (N - 1.0) * (L * L + 2.0) * 8.0 * m->beta +
-                                            (N - 1.0) * o);
-        /* the members' flows to the leader run side by side, each at
-         * beta_intra (as direct_bw counts shared memory per rank) */
-        const double snd = (double)s->max_send_bytes, rcv = (double)s->max_recv_bytes;
-        const double gatherv = m->alpha_intra + fmax((L - 1.0) * o, snd * m->beta_intra) + o;
-        const double scatterv = m->alpha_intra + fmax((L - 1.0) * o, rcv * m->beta_intra) + o;
-        const double data = a + fmax(2.0 * (N - 1.0) * o, off * m->beta + (N - 1.0) * o);
-        return 2.0 * tree + leaders + gatherv + data + scatterv +
-               copies(m, snd + rcv, 2.0 * (P - 1.0) * nonempty_share(s));
-    }
-    case XCHG_ALGO_GRID: {
-        /* sizes to the row (q = sqrt P partners, a row is consecutive
-         * ranks), an allreduce (agreed refusal), phase 1 along the row,
-         * then phase 2 down the column with its sizes: every byte crosses
-         * twice and is copied twice */
-        double q = ceil(sqrt(P));
-        double row = alpha_at(m, s, q) + 2.0 * q * o;
-        double phase1 = alpha_at(m, s, q) + fmax(2.0 * q * o, vol * m->beta_intra);
-        double phase2 = a + fmax(4.0 * q * o, direct_bw);
-        return row + agree + phase1 + phase2 + copies(m, 2.0 * vol, 2.0 * P);
-    }
-    default:
-        return INFINITY; /* not modelled: never chosen automatically */
-    }
+    return t;
+}
+
+double xchg_model_bruck_twophase(const xchg_model_params *m, const xchg_pattern_stats *s)
+{
+    return bruck_time(m, s, 2.0);
+}
+
+double xchg_model_bruck_radix(const xchg_model_params *m, const xchg_pattern_stats *s)
+{
+    return bruck_time(m, s, m->radix > 1 ? m->radix : 2.0);
+}
+
+double xchg_model_hybrid(const xchg_model_params *m, const xchg_pattern_stats *s)
+{
+    model_terms k;
+    terms_of(m, s, &k);
+    const double o = k.o, a = k.a, direct_bw = k.direct_bw;
+    /* bruck_radix over the blocks up to T (their volumes), with the
+     * direct blocks' posts on the same CPU; the direct receives and
+     * sends go first and travel during the Bruck (measured: zipf 64 B
+     * at P=64, 18.6 us against bruck_radix's 20.4, sim/README
+     * "hybrid"), so the later of the two; their posts are not hidden
+     * under the flows as linear's are (hot 256 B: 63.9 us simulated,
+     * 67.0 modelled, linear 59.5-63.5). With no block over T it is bruck_radix, and a
+     * tie goes to bruck_radix (listed first among the candidates). */
+    xchg_pattern_stats small = *s;
+    small.max_send_bytes = s->max_small_send;
+    small.max_recv_bytes = s->max_small_recv;
+    small.sum_bytes = s->sum_small_bytes;
+    small.max_rank_bytes = s->max_small_send > s->max_small_recv ? s->max_small_send
+                                                                 : s->max_small_recv;
+    const double lp = (double)s->max_large_posts;
+    const double bruck = bruck_time(m, &small, m->radix > 1 ? m->radix : 2.0);
+    if (lp <= 0.0)
+        return bruck;
+    return fmax(bruck + lp * o, a + direct_bw + lp * o);
+}
+
+double xchg_model_hierarchical(const xchg_model_params *m, const xchg_pattern_stats *s)
+{
+    model_terms k;
+    terms_of(m, s, &k);
+    const double P = k.P, o = k.o, node = k.node, a = k.a, off = k.off;
+    /* L ranks per node, N nodes, one leader each (hierarchical.c):
+     * the sizes (P+3 int64 per member) gathered to the leader and
+     * scattered back (binomial trees on the node), the leaders' size
+     * matrices (N-1 messages of L x L int64 each way), then the data:
+     * gathered to the leader (through shared memory), N-1 messages
+     * each way between leaders (the node's off-node volume on its
+     * link), scattered back; every member packs and unpacks its
+     * blocks. A single node, or one rank per node, gains nothing: not
+     * modelled. */
+    const double L = node, N = ceil(P / node);
+    if (L <= 1.0 || N <= 1.0)
+        return INFINITY;
+    const double rounds = ceil(log2(L));
+    const double hdr = (P + 3.0) * 8.0;
+    const double tree = rounds * (m->alpha_intra + 2.0 * o) + (L - 1.0) * hdr * m->beta_intra;
+    const double leaders = a + fmax(2.0 * (N - 1.0) * o,
+                                    (N - 1.0) * (L * L + 2.0) * 8.0 * m->beta +
+                                        (N - 1.0) * o);
+    /* the members' flows to the leader run side by side, each at
+     * beta_intra (as direct_bw counts shared memory per rank) */
+    const double snd = (double)s->max_send_bytes, rcv = (double)s->max_recv_bytes;
+    const double gatherv = m->alpha_intra + fmax((L - 1.0) * o, snd * m->beta_intra) + o;
+    const double scatterv = m->alpha_intra + fmax((L - 1.0) * o, rcv * m->beta_intra) + o;
+    const double data = a + fmax(2.0 * (N - 1.0) * o, off * m->beta + (N - 1.0) * o);
+    return 2.0 * tree + leaders + gatherv + data + scatterv +
+           copies(m, snd + rcv, 2.0 * (P - 1.0) * nonempty_share(s));
+}
+
+double xchg_model_grid(const xchg_model_params *m, const xchg_pattern_stats *s)
+{
+    model_terms k;
+    terms_of(m, s, &k);
+    const double P = k.P, o = k.o, vol = k.vol, a = k.a, agree = k.agree,
+                 direct_bw = k.direct_bw;
+    /* sizes to the row (q = sqrt P partners, a row is consecutive
+     * ranks), an allreduce (agreed refusal), phase 1 along the row,
+     * then phase 2 down the column with its sizes: every byte crosses
+     * twice and is copied twice */
+    double q = ceil(sqrt(P));
+    double row = alpha_at(m, s, q) + 2.0 * q * o;
+    double phase1 = alpha_at(m, s, q) + fmax(2.0 * q * o, vol * m->beta_intra);
+    double phase2 = a + fmax(4.0 * q * o, direct_bw);
+    return row + agree + phase1 + phase2 + copies(m, 2.0 * vol, 2.0 * P);
 }
 
 double xchg_model_agree_time(const xchg_model_params *m, const xchg_pattern_stats *s)

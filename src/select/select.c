@@ -3,7 +3,7 @@
  *
  * Rule 2 of the design: every rank chooses the same algorithm. The choice
  * uses only what all ranks know: P, the environment, and statistics of the
- * pattern reduced over all ranks by one small agreement (agree.c: largest
+ * pattern reduced over all ranks by one small agreement (stats_agree.c: largest
  * block, busiest rank's volumes and partner counts, off-node traffic, the
  * tuning table's checksum). A measured tuning table (table.c) decides where
  * it has a rule; elsewhere the cost model (model.c) ranks the registered
@@ -12,7 +12,7 @@
  * The agreement is kept off the critical path: the choice is cached on the
  * communicator. A refreshing call k runs the cached choice and, once its
  * data is being posted (the algorithm's first xchg_waitall, or
- * xchg_select_poll in the posting loops of linear and scattered), starts a
+ * xchg_poll in the posting loops of linear and scattered), starts a
  * nonblocking agreement of call k's statistics that progresses while the
  * algorithm posts and waits for its data, and is completed before call k
  * returns (xchg_select_finish); call k+1 chooses from it. Nothing is left
@@ -55,25 +55,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Algorithms the model may choose. Not offered: vendor (the baseline we
+/* The algorithms the model may choose are the registry's candidates
+ * (registry.c, in their tie order). Not offered: vendor (the baseline we
  * aim to beat), rma_* (window creation per call; for persistent use).
- * hierarchical: by the model only on shared-memory nodes
- * (XCHG_RANKS_PER_NODE unset), the nodes it knows; by the model or a
- * table rule not after its communicators could not be made on some rank
- * (agreed: XCHG_AF_HIER_FAILED). Its first run splits
- * them, collectively: fine in a blocking call, where every rank runs it
+ * An algorithm with a prepare step (hierarchical's node communicators):
+ * by the model only on shared-memory nodes (XCHG_RANKS_PER_NODE unset),
+ * the nodes it knows; by the model or a table rule not after its setup
+ * failed on some rank (agreed: XCHG_AF_HIER_FAILED). Its first run makes
+ * it, collectively: fine in a blocking call, where every rank runs it
  * together, but not inside a nonblocking exchange's coroutine. So a
- * nonblocking auto exchange makes them at its start
- * (xchg_select_prepare), and a call that would run hierarchical inside a
- * coroutine without them runs the model's best other candidate instead
- * (the same on every rank: the choice and the kind of call are). */
-static const xchg_algo candidates[] = {
-    XCHG_ALGO_LINEAR,         XCHG_ALGO_SCATTERED,      XCHG_ALGO_PAIRWISE,
-    XCHG_ALGO_PADDED_ALLTOALL, XCHG_ALGO_BRUCK_TWOPHASE, XCHG_ALGO_BRUCK_RADIX,
-    XCHG_ALGO_BRUCK_PADDED,   XCHG_ALGO_GRID,           XCHG_ALGO_HYBRID,
-    XCHG_ALGO_HIERARCHICAL,
-};
-
+ * nonblocking auto exchange makes it at its start (xchg_select_prepare),
+ * and a call that would run it inside a coroutine without it runs the
+ * model's best other candidate instead (the same on every rank: the
+ * choice and the kind of call are). */
+enum { MAX_CANDIDATES = 32 };
 
 /* Settings: agreed per communicator (src/core/settings.c). */
 static long setting_auto_min_p(const xchg_call *c) { return c->cs->settings.auto_min_p; }
@@ -107,6 +102,8 @@ typedef struct select_state {
     xchg_agree_op op;
     unsigned long long printed; /* XCHG_VERBOSE: algorithms already reported */
 } select_state;
+
+static void arm(xchg_call *c, select_state *st, int on);
 
 static select_state *state_of(xchg_call *c, int create)
 {
@@ -202,7 +199,29 @@ void xchg_pattern_stats_from(xchg_pattern_stats *s, const long long *f, int P)
 
 static int is_padded(xchg_algo a)
 {
-    return a == XCHG_ALGO_PADDED_ALLTOALL || a == XCHG_ALGO_BRUCK_PADDED;
+    const xchg_algo_info *info = xchg_registry_find(a);
+    return info && info->padded;
+}
+
+static const char *name_of(xchg_algo a)
+{
+    const xchg_algo_info *info = xchg_registry_find(a);
+    return info ? info->name : NULL;
+}
+
+/* Needs its one-time collective setup (registry: prepare). */
+static int has_prepare(xchg_algo a)
+{
+    const xchg_algo_info *info = xchg_registry_find(a);
+    return info && info->prepare;
+}
+
+/* An algorithm's modelled time: its registry entry's model (select_internal.h). */
+double xchg_model_time(xchg_algo algo, const xchg_model_params *m, const xchg_pattern_stats *s)
+{
+    const xchg_algo_info *info = xchg_registry_find(algo);
+    /* not modelled: never chosen automatically */
+    return info && info->model ? info->model(m, s) : INFINITY;
 }
 
 /* The model's parameters for this communicator. */
@@ -268,24 +287,24 @@ static xchg_algo choose(xchg_call *c, const long long *f, int fresh, double *bes
     xchg_algo best = XCHG_ALGO_LINEAR, second = XCHG_ALGO_INVALID;
     double best_t = INFINITY, second_t = INFINITY, fallback_t = INFINITY;
     *fallback = XCHG_ALGO_LINEAR;
-    double times[sizeof candidates / sizeof candidates[0]];
+    const xchg_algo_info *cand[MAX_CANDIDATES];
+    const int ncand = xchg_registry_candidates(cand, MAX_CANDIDATES);
+    double times[MAX_CANDIDATES];
     const char *why = "model";
     /* Padded algorithms hold about 2 x P x largest block: never choose one
      * that would be refused for memory (the limit is the same everywhere),
      * not even by a table rule. */
     double padded = 2.0 * (double)s.P * (double)s.max_block_bytes;
-    for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++) {
-        xchg_algo a = candidates[i];
+    for (int i = 0; i < ncand; i++) {
+        xchg_algo a = cand[i]->id;
         times[i] = INFINITY;
-        if (!xchg_registry_find(a))
+        if (cand[i]->padded && padded > (double)c->temp_limit)
             continue;
-        if (is_padded(a) && padded > (double)c->temp_limit)
-            continue;
-        if (a == XCHG_ALGO_HIERARCHICAL &&
+        if (cand[i]->prepare &&
             (f[XCHG_AF_HIER_FAILED] || c->cs->settings.ranks_per_node != 0))
             continue;
         double tm = times[i] = xchg_model_time(a, &m, &s);
-        if (a != XCHG_ALGO_HIERARCHICAL && tm < fallback_t) {
+        if (!cand[i]->prepare && tm < fallback_t) {
             fallback_t = tm;
             *fallback = a;
         }
@@ -302,7 +321,7 @@ static xchg_algo choose(xchg_call *c, const long long *f, int fresh, double *bes
     *best_out = best_t;
     xchg_algo t = table_ok ? xchg_table_lookup(&s, &m) : XCHG_ALGO_INVALID;
     if (t != XCHG_ALGO_INVALID && !(is_padded(t) && padded > (double)c->temp_limit) &&
-        !(t == XCHG_ALGO_HIERARCHICAL && f[XCHG_AF_HIER_FAILED])) {
+        !(has_prepare(t) && f[XCHG_AF_HIER_FAILED])) {
         best = t;
         why = "tuning table";
     }
@@ -322,16 +341,16 @@ static xchg_algo choose(xchg_call *c, const long long *f, int fresh, double *bes
                 "sends %lld B to %lld ranks, receives %lld B from %lld; off-node: "
                 "busiest rank %lld/%lld B out/in, all ranks %lld of %lld B; %d ranks "
                 "per node; %lld posts\n",
-                xchg_algo_name(best), s.P, st->ncalls, fresh ? "its own (blocking)" : "its (nonblocking refresh)",
-                why, best_t * 1e6, second == XCHG_ALGO_INVALID ? "-" : xchg_algo_name(second),
+                name_of(best), s.P, st->ncalls, fresh ? "its own (blocking)" : "its (nonblocking refresh)",
+                why, best_t * 1e6, second == XCHG_ALGO_INVALID ? "-" : name_of(second),
                 second_t * 1e6, s.max_block_bytes, s.max_send_bytes, s.max_send_nnz,
                 s.max_recv_bytes, s.max_recv_nnz, s.max_off_send, s.max_off_recv,
                 s.sum_off_bytes, s.sum_bytes, s.node_size, s.max_posts);
         if (verbose >= 3) {
             fprintf(stderr, "xchg: model, us:");
-            for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++)
+            for (int i = 0; i < ncand; i++)
                 if (isfinite(times[i]))
-                    fprintf(stderr, " %s %.2f", xchg_algo_name(candidates[i]), times[i] * 1e6);
+                    fprintf(stderr, " %s %.2f", cand[i]->name, times[i] * 1e6);
             fprintf(stderr, "; agreement %.2f\n", xchg_model_agree_time(&m, &s) * 1e6);
         }
     }
@@ -370,8 +389,13 @@ void xchg_select_prepare(xchg_comm_state *cs, int nonblocking)
     /* hierarchical can pay where nodes hold several ranks and there are
      * several nodes; node sizes are local, so whether to split is agreed */
     int want = cs->settings.ranks_per_node == 0 && cs->node_size > 1 && cs->node_size < cs->size;
-    if (MPI_Allreduce(MPI_IN_PLACE, &want, 1, MPI_INT, MPI_MAX, cs->pcomm) == MPI_SUCCESS && want)
-        (void)xchg_hierarchical_prepare(cs); /* a failure sets cs->hier_failed */
+    if (MPI_Allreduce(MPI_IN_PLACE, &want, 1, MPI_INT, MPI_MAX, cs->pcomm) != MPI_SUCCESS || !want)
+        return;
+    for (int i = 0; i < xchg_registry_count(); i++) {
+        const xchg_algo_info *info = xchg_registry_at(i);
+        if (info->candidate && info->prepare)
+            (void)info->prepare(cs); /* a failure sets cs->hier_failed */
+    }
 }
 
 /* A blocking agreement on this call's statistics, and the choice from it. */
@@ -403,8 +427,9 @@ int xchg_select_alltoallv_now(xchg_call *c, xchg_algo *chosen)
  * fallback at once, not only from the next agreement. */
 static xchg_algo runnable(const xchg_call *c, const select_state *st)
 {
-    if (st->choice == XCHG_ALGO_HIERARCHICAL &&
-        (c->cs->hier_failed || (xchg_coro_inside() && !xchg_hierarchical_ready(c->cs))))
+    const xchg_algo_info *info = xchg_registry_find(st->choice);
+    if (info && info->prepare &&
+        (c->cs->hier_failed || (xchg_coro_inside() && !info->ready(c->cs))))
         return st->fallback;
     return st->choice;
 }
@@ -418,7 +443,8 @@ int xchg_select_alltoallv(xchg_call *c, xchg_algo *chosen)
     select_state *st = state_of(c, 1);
     if (!st)
         return xchg_error_code(MPI_ERR_NO_MEM, "out of memory for the automatic choice");
-    st->armed = st->started = 0;
+    arm(c, st, 0);
+    st->started = 0;
     st->start_rc = MPI_SUCCESS;
     st->ncalls++;
     if (!st->have || is_padded(st->choice)) {
@@ -443,7 +469,7 @@ int xchg_select_alltoallv(xchg_call *c, xchg_algo *chosen)
     if (st->ncalls < st->next_refresh)
         return MPI_SUCCESS; /* the cached choice, no agreement at all */
     local_fields(c, st->mine); /* the node map was made by the first call */
-    st->armed = 1; /* started at the algorithm's first wait, or at the end */
+    arm(c, st, 1); /* started at the algorithm's first wait, or at the end */
     return MPI_SUCCESS;
 }
 
@@ -457,105 +483,48 @@ static int refresh_start(xchg_call *c, select_state *st)
     return st->start_rc;
 }
 
-/* Waits for the data requests req[0..n) together with the refresh's two
- * requests in one MPI_Waitany over all of them, advancing the refresh each
- * time one of its requests completes, until the refresh is done or (with
- * any_data) one data request completes. Blocking waits, not a polling
- * loop: MPI_Test* costs per request tested (and SMPI charges it), so
- * polling a large request array would delay every completion. */
-static int wait_with_refresh(xchg_call *c, select_state *st, int n, MPI_Request req[],
-                             int any_data, int *index, int *failed)
+/* The refresh as work the algorithms' waits progress (progress.h). */
+static select_state *armed_state(xchg_call *c)
+{
+    return c->cs->ext[XCHG_EXT_SELECT];
+}
+
+static int hook_start(xchg_call *c)
+{
+    return refresh_start(c, armed_state(c));
+}
+
+static int hook_advance(xchg_call *c, int *done)
+{
+    return xchg_agree_advance(&armed_state(c)->op, done);
+}
+
+static void hook_poll(xchg_call *c)
 {
     int done = 0;
-    int rc = refresh_start(c, st);
-    if (rc == MPI_SUCCESS)
-        rc = xchg_agree_advance(&st->op, &done);
-    if (rc != MPI_SUCCESS || done || n == 0)
-        return MPI_SUCCESS; /* a failed refresh is reported by xchg_select_finish */
-    MPI_Request small[64];
-    MPI_Request *all = (size_t)n + 2 <= sizeof small / sizeof small[0]
-                           ? small
-                           : malloc(sizeof(MPI_Request) * ((size_t)n + 2));
-    if (!all)
-        return MPI_SUCCESS; /* the caller's plain wait does the data */
-    memcpy(all, req, sizeof(MPI_Request) * (size_t)n);
-    int pending = 0;
-    for (int i = 0; i < n; i++)
-        pending += req[i] != MPI_REQUEST_NULL;
-    while (!done && pending > 0) {
-        all[n] = st->op.req[0];
-        all[n + 1] = st->op.req[1];
-        int idx = MPI_UNDEFINED;
-        rc = xchg_mpi_waitany(n + 2, all, &idx, MPI_STATUS_IGNORE);
-        st->op.req[0] = all[n];
-        st->op.req[1] = all[n + 1];
-        if (rc != MPI_SUCCESS && failed && idx != MPI_UNDEFINED && idx < n)
-            *failed = idx; /* the data request that failed */
-        if (rc != MPI_SUCCESS || idx == MPI_UNDEFINED)
-            break;
-        if (idx < n) {
-            pending--;
-            if (any_data) {
-                *index = idx;
-                break;
-            }
-        } else if (xchg_agree_advance(&st->op, &done) != MPI_SUCCESS) {
-            done = 1;
-        }
-    }
-    memcpy(req, all, sizeof(MPI_Request) * (size_t)n);
-    if (all != small)
-        free(all);
-    return rc;
+    if (hook_start(c) == MPI_SUCCESS)
+        xchg_agree_progress(&armed_state(c)->op, 0, &done); /* a failure shows at the finish */
 }
 
-void xchg_select_poll(xchg_call *c)
+static MPI_Request *hook_requests(xchg_call *c)
 {
-    select_state *st = c->cs ? c->cs->ext[XCHG_EXT_SELECT] : NULL;
-    if (!st || !st->armed)
-        return;
-    int done = 0;
-    if (refresh_start(c, st) == MPI_SUCCESS)
-        xchg_agree_progress(&st->op, 0, &done); /* a failure shows at the finish */
+    return armed_state(c)->op.req;
 }
 
-int xchg_waitall(xchg_call *c, int n, MPI_Request req[])
-{
-    int failed;
-    return xchg_waitall_statuses(c, n, req, NULL, &failed);
-}
+static const xchg_wait_hook refresh_hook = {hook_start, hook_advance, hook_poll, hook_requests};
 
-int xchg_waitall_statuses(xchg_call *c, int n, MPI_Request req[], MPI_Status statuses[],
-                          int *failed)
+/* Arms or disarms this call's refresh, and with it the waits' hook. */
+static void arm(xchg_call *c, select_state *st, int on)
 {
-    select_state *st = c->cs ? c->cs->ext[XCHG_EXT_SELECT] : NULL;
-    *failed = -1;
-    if (st && st->armed) {
-        int idx = MPI_UNDEFINED;
-        int rc = wait_with_refresh(c, st, n, req, 0, &idx, failed);
-        if (rc != MPI_SUCCESS)
-            return rc;
-    }
-    return xchg_mpi_waitall(n, req, statuses ? statuses : MPI_STATUSES_IGNORE);
-}
-
-int xchg_waitany(xchg_call *c, int n, MPI_Request req[], int *index)
-{
-    select_state *st = c->cs ? c->cs->ext[XCHG_EXT_SELECT] : NULL;
-    if (st && st->armed) {
-        *index = MPI_UNDEFINED;
-        int rc = wait_with_refresh(c, st, n, req, 1, index, NULL);
-        if (rc != MPI_SUCCESS || *index != MPI_UNDEFINED)
-            return rc;
-    }
-    return xchg_mpi_waitany(n, req, index, MPI_STATUS_IGNORE);
+    st->armed = on;
+    c->cs->wait_hook = on ? &refresh_hook : NULL;
 }
 
 void xchg_select_abandon(xchg_call *c)
 {
     select_state *st = c->cs->ext[XCHG_EXT_SELECT];
     if (st && st->armed && !st->started)
-        st->armed = 0; /* nothing was sent: the refresh simply does not happen */
+        arm(c, st, 0); /* nothing was sent: the refresh simply does not happen */
 }
 
 int xchg_select_finish(xchg_call *c)
@@ -567,7 +536,7 @@ int xchg_select_finish(xchg_call *c)
     int rc = refresh_start(c, st);
     if (rc == MPI_SUCCESS)
         rc = xchg_agree_progress(&st->op, 1, &done);
-    st->armed = 0;
+    arm(c, st, 0);
     if (rc != MPI_SUCCESS) {
         st->have = 0; /* agree afresh, blocking, next time */
         return rc;

@@ -5,9 +5,9 @@
 #ifndef XCHG_SELECT_INTERNAL_H
 #define XCHG_SELECT_INTERNAL_H
 
-#include "xchg_internal.h"
+#include "select.h"
 
-/* The fields every rank contributes to the agreement (agree.c): the
+/* The fields every rank contributes to the agreement (stats_agree.c): the
  * first XCHG_AF_NMAX are reduced with MAX, the rest with SUM. A fixed
  * struct so that one reduction carries everything the choice (and an
  * agreed error, XCHG_AF_ERROR_CLASS) needs. */
@@ -99,8 +99,10 @@ typedef struct xchg_model_params {
 } xchg_model_params;
 
 void xchg_model_defaults(xchg_model_params *m);
-/* One agreement of the statistics (agree.c's recursive doubling). */
+/* One agreement of the statistics (stats_agree.c's recursive doubling). */
 double xchg_model_agree_time(const xchg_model_params *m, const xchg_pattern_stats *s);
+/* An algorithm's modelled time: its registry entry's model function (one
+ * per algorithm, model.c); INFINITY where it has none (select.c). */
 double xchg_model_time(xchg_algo algo, const xchg_model_params *m,
                        const xchg_pattern_stats *s);
 

@@ -56,11 +56,11 @@ static void load(const char *path)
             continue;
         if (sscanf(line, "rule %lld %lld %lld %lld %63s", &r.pmin, &r.pmax, &r.bmin, &r.bmax,
                    name) == 5) {
-            r.algo = xchg_algo_from_name(name);
-            /* a rule naming a baseline (vendor, the MPI models) is ignored:
-             * auto never runs one, the model decides there instead */
-            if (r.algo != XCHG_ALGO_INVALID && r.algo != XCHG_ALGO_AUTO &&
-                !xchg_algo_is_baseline(r.algo) && nrules < MAX_RULES)
+            const xchg_algo_info *info = xchg_registry_find_name(name);
+            r.algo = info ? info->id : XCHG_ALGO_INVALID;
+            /* a rule naming a baseline (vendor, the MPI models) or "auto"
+             * is ignored: auto never runs one, the model decides there */
+            if (info && !info->baseline && nrules < MAX_RULES)
                 rules[nrules++] = r;
         } else if (sscanf(line, "alpha %lf", &v) == 1) {
             t_alpha = v;

@@ -52,11 +52,6 @@ void xchg_sparse_buf_free(xchg_sparse_call *s, xchg_sparse_buf *b)
     memset(b, 0, sizeof *b);
 }
 
-int xchg_sparse_carries_errors(xchg_sparse_algo algo, int P)
-{
-    return algo == XCHG_SPARSE_PEX || (algo == XCHG_SPARSE_RSX && xchg_sparse_rsx_carries_errors(P));
-}
-
 int xchg_sparse_agree(xchg_sparse_call *s)
 {
     return xchg_agree_errors(s->comm, s->rank, s->size, s->local_err, "xchg_sparse_exchange");

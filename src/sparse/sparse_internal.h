@@ -6,7 +6,8 @@
 #ifndef XCHG_SPARSE_INTERNAL_H
 #define XCHG_SPARSE_INTERNAL_H
 
-#include "xchg_internal.h"
+#include "core/ibarrier.h"
+#include "progress/progress.h"
 
 /* Tags, inside the XCHG_TAG_SPARSE range (200..299). Each call uses the
  * set of its parity (sparse calls on the communicator so far, mod 2):
@@ -86,7 +87,10 @@ typedef struct xchg_sparse_info {
     xchg_sparse_algo id;
     const char *name;
     xchg_sparse_fn run;
-    const char *when;
+    const char *desc; /* one line: when it wins */
+    /* Whether its agreement collective carries one rank's argument error
+     * on P ranks (NULL: never). */
+    int (*carries_errors)(int P);
 } xchg_sparse_info;
 
 const xchg_sparse_info *xchg_sparse_registry_find(xchg_sparse_algo id);

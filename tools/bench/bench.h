@@ -56,6 +56,7 @@ typedef struct bench_result {
     uint64_t temp_bytes;    /* max over ranks and iterations */
 } bench_result;
 
+/* Column labels (report.c). */
 const char *bench_algo_label(xchg_algo a);
 /* Columns per size: the algorithms, then with --persistent each again as a
  * persistent request ("NAME+p"). Column c is algos[c % nalgos]. */

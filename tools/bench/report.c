@@ -8,6 +8,33 @@
 #include <inttypes.h>
 #include <string.h>
 
+/* Labels of the run's columns (bench.h), shared by the table and the files. */
+const char *bench_algo_label(xchg_algo a)
+{
+    const char *n = xchg_algo_name(a);
+    return n ? n : "?";
+}
+
+int bench_ncols(const bench_run *r)
+{
+    return r->nalgos * (r->persistent ? 2 : 1);
+}
+
+const char *bench_col_label(const bench_run *r, int algo, int persistent)
+{
+    static char plabel[BENCH_MAX_ALGOS][48];
+    const char *n = bench_algo_label(r->algos[algo]);
+    if (!persistent)
+        return n;
+    snprintf(plabel[algo], sizeof plabel[algo], "%s+p", n);
+    return plabel[algo];
+}
+
+const char *bench_type_name(const bench_run *r)
+{
+    return r->type_double ? "MPI_DOUBLE" : "MPI_BYTE";
+}
+
 static const char *const show_what[] = {
     "median over iterations of the slowest rank's time, microseconds",
     "fastest iteration (slowest rank's time), microseconds",

@@ -65,32 +65,6 @@ static const char usage[] =
     "  --list             print the algorithms of this build and exit\n"
     "  --help             print this and exit\n";
 
-const char *bench_algo_label(xchg_algo a)
-{
-    const char *n = xchg_algo_name(a);
-    return n ? n : "?";
-}
-
-int bench_ncols(const bench_run *r)
-{
-    return r->nalgos * (r->persistent ? 2 : 1);
-}
-
-const char *bench_col_label(const bench_run *r, int algo, int persistent)
-{
-    static char plabel[BENCH_MAX_ALGOS][48];
-    const char *n = bench_algo_label(r->algos[algo]);
-    if (!persistent)
-        return n;
-    snprintf(plabel[algo], sizeof plabel[algo], "%s+p", n);
-    return plabel[algo];
-}
-
-const char *bench_type_name(const bench_run *r)
-{
-    return r->type_double ? "MPI_DOUBLE" : "MPI_BYTE";
-}
-
 /* Bounded copy, truncating (error messages can be longer than our fields). */
 static void copy_str(char *dst, size_t n, const char *src)
 {

@@ -1,79 +1,14 @@
 /*
  * sparse.c - the public sparse exchange: argument checks (before any
- * communication, each error naming the argument), the registry of sparse
- * algorithms, the choice (forced, XCHG_SPARSE_ALGO, or auto), and the
+ * communication, each error naming the argument), the choice (forced, XCHG_SPARSE_ALGO, or auto), and the
  * packed result.
  */
-#include "sparse_internal.h"
+#include "api.h"
+#include "sparse/sparse_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const xchg_sparse_info registry[] = {
-    {XCHG_SPARSE_PEX, "pex", xchg_sparse_pex,
-     "MPI_Alltoall of counts then point-to-point: small P, or dense patterns"},
-    {XCHG_SPARSE_RSX, "rsx", xchg_sparse_rsx,
-     "MPI_Reduce_scatter_block census then Probe/Recv: medium P where the "
-     "reduce_scatter beats an alltoall"},
-    {XCHG_SPARSE_NBX, "nbx", xchg_sparse_nbx,
-     "Issend + Iprobe + nonblocking barrier: large P with few neighbours "
-     "(no P-sized collective)"},
-    {XCHG_SPARSE_RMA, "rma", xchg_sparse_rma,
-     "counts by MPI_Put into a cached window, then point-to-point: where "
-     "one-sided puts and fences are cheap (RDMA networks)"},
-};
-
-enum { REGISTRY_N = (int)(sizeof registry / sizeof registry[0]) };
-
-int xchg_sparse_registry_count(void) { return REGISTRY_N; }
-
-const xchg_sparse_info *xchg_sparse_registry_at(int i)
-{
-    return (i >= 0 && i < REGISTRY_N) ? &registry[i] : NULL;
-}
-
-const xchg_sparse_info *xchg_sparse_registry_find(xchg_sparse_algo id)
-{
-    for (int i = 0; i < REGISTRY_N; i++)
-        if (registry[i].id == id)
-            return &registry[i];
-    return NULL;
-}
-
-const xchg_sparse_info *xchg_sparse_registry_find_name(const char *name)
-{
-    if (!name)
-        return NULL;
-    for (int i = 0; i < REGISTRY_N; i++)
-        if (strcmp(registry[i].name, name) == 0)
-            return &registry[i];
-    return NULL;
-}
-
-xchg_sparse_algo xchg_sparse_algo_from_name(const char *name)
-{
-    if (name && strcmp(name, "auto") == 0)
-        return XCHG_SPARSE_AUTO;
-    const xchg_sparse_info *a = xchg_sparse_registry_find_name(name);
-    return a ? a->id : XCHG_SPARSE_INVALID;
-}
-
-const char *xchg_sparse_algo_name(xchg_sparse_algo algo)
-{
-    if (algo == XCHG_SPARSE_AUTO)
-        return "auto";
-    const xchg_sparse_info *a = xchg_sparse_registry_find(algo);
-    return a ? a->name : NULL;
-}
-
-int xchg_sparse_algo_count(void) { return REGISTRY_N; }
-
-xchg_sparse_algo xchg_sparse_algo_at(int i)
-{
-    const xchg_sparse_info *a = xchg_sparse_registry_at(i);
-    return a ? a->id : XCHG_SPARSE_INVALID;
-}
 
 /* The automatic choice, by measurement: rules over the communicator size
  * and, from the second call on, the mean number of remote messages per
@@ -307,7 +242,7 @@ static int run(xchg_sparse_algo algo, int from_env, int ndest, const int dests[]
     if ((rc = xchg_check_comm(comm, &P)) != MPI_SUCCESS)
         return xchg_raise(comm, rc);
     xchg_comm_state *cs;
-    if ((rc = xchg_comm_state_get(comm, &cs)) != MPI_SUCCESS)
+    if ((rc = xchg_api_state(comm, &cs)) != MPI_SUCCESS)
         return xchg_raise(comm, rc);
     xchg_nb_drain(cs); /* nonblocking alltoallv exchanges started before */
 

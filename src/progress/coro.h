@@ -6,7 +6,7 @@
  * would block in MPI (block.c: every wait, receive, probe and collective
  * of the algorithms goes through xchg_mpi_*), it tests instead and, if the
  * operation is not complete, yields back to the caller of xchg_coro_resume
- * (xchg_start, xchg_test, xchg_wait: nonblocking.c). So each algorithm has
+ * (xchg_start, xchg_test, xchg_wait: queue.c). So each algorithm has
  * one description, its source file, which serves the blocking call, the
  * nonblocking one and persistent starts; its rounds are the stretches
  * between yields. (libNBC and UCC write each algorithm a second time as a
@@ -14,7 +14,7 @@
  *
  * Built on POSIX ucontext (makecontext/swapcontext), with the fiber
  * annotations AddressSanitizer needs. Not thread-safe by itself: a
- * coroutine is resumed by one thread at a time (nonblocking.c locks).
+ * coroutine is resumed by one thread at a time (queue.c locks).
  */
 #ifndef XCHG_CORO_H
 #define XCHG_CORO_H

@@ -1,5 +1,5 @@
 /*
- * ompi_model.c - "ompi_model": a model of Open MPI 4.1's default
+ * baseline_ompi.c - "ompi_model": a model of Open MPI 4.1's default
  * MPI_Alltoallv (coll/tuned, fixed decision), a baseline for simulated
  * comparisons.
  *
@@ -34,7 +34,7 @@
  * modelled: xchg resolves it into a copy of recvbuf before any algorithm
  * runs.
  */
-#include "xchg_internal.h"
+#include "algo.h"
 
 /* Open MPI 4.1's choice: 1 = basic linear, 0 = pairwise. */
 static int ompi_uses_linear(int P)

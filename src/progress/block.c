@@ -8,10 +8,10 @@
  * whenever the exchange would wait. Calls with no nonblocking form (window
  * creation and synchronisation of rma_fence/rma_lock, the node
  * communicators' splits of hierarchical, made once per communicator) are
- * made at the exchange's start instead (request.c, blocking_start):
+ * made at the exchange's start instead (src/api/persistent.c, blocking_start):
  * README "Nonblocking".
  */
-#include "xchg_internal.h"
+#include "progress.h"
 #include "coro.h"
 
 #include <pthread.h>
@@ -224,4 +224,14 @@ int xchg_mpi_scatterv(const void *sbuf, const int scounts[], const int displs[],
     if (!xchg_coro_inside())
         return MPI_Scatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm);
     NB_COLL(MPI_Iscatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm, &r));
+}
+
+/* One rank's argument error, agreed by one allreduce (core/error_agree.c). */
+int xchg_agree_errors(MPI_Comm pcomm, int rank, int size, int local_err, const char *who)
+{
+    int64_t v = xchg_agree_flag(rank, size, local_err), all = 0;
+    int rc = xchg_mpi_allreduce(&v, &all, 1, MPI_INT64_T, MPI_MAX, pcomm);
+    if (rc != MPI_SUCCESS)
+        return local_err != MPI_SUCCESS ? local_err : rc;
+    return xchg_agree_result(rank, size, local_err, all, who);
 }

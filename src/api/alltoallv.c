@@ -8,131 +8,10 @@
  * algorithm (forced, the agreed XCHG_ALLTOALLV_ALGO, or auto), runs it on
  * the private communicator and records what it did.
  */
-#include "xchg_internal.h"
+#include "api.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-static int check_type(MPI_Datatype t, const char *arg)
-{
-    if (t == MPI_DATATYPE_NULL)
-        return xchg_error_code(MPI_ERR_TYPE, "%s is MPI_DATATYPE_NULL", arg);
-    if (xchg_type_check_committed(t) != MPI_SUCCESS)
-        return xchg_error_code(MPI_ERR_TYPE, "%s is not a committed datatype "
-                               "(call MPI_Type_commit first)", arg);
-    return MPI_SUCCESS;
-}
-
-static int check_counts(const int counts[], const int displs[], int P,
-                        const char *cname, const char *dname)
-{
-    if (!counts)
-        return xchg_error_code(MPI_ERR_ARG, "%s is NULL", cname);
-    if (!displs)
-        return xchg_error_code(MPI_ERR_ARG, "%s is NULL", dname);
-    for (int i = 0; i < P; i++)
-        if (counts[i] < 0)
-            return xchg_error_code(MPI_ERR_COUNT, "%s[%d] is negative (%d)", cname, i,
-                                   counts[i]);
-    return MPI_SUCCESS;
-}
-
-/* The first peer with a nonempty block (count > 0 of a type with data), or -1. */
-static int first_nonempty(const int counts[], int P, MPI_Datatype type)
-{
-    int size = 0;
-    if (MPI_Type_size(type, &size) != MPI_SUCCESS || size == 0)
-        return -1;
-    for (int i = 0; i < P; i++)
-        if (counts[i] > 0)
-            return i;
-    return -1;
-}
-
-/* A NULL buffer with data to move: MPI_BOTTOM is NULL too, so like MPICH
- * only a type whose data starts at its origin (true lower bound 0, as every
- * predefined type) is refused; absolute-address types from MPI_BOTTOM pass. */
-static int check_buffer(const void *buf, const int counts[], int P, MPI_Datatype type,
-                        const char *bname, const char *cname)
-{
-    if (buf)
-        return MPI_SUCCESS;
-    int i = first_nonempty(counts, P, type);
-    MPI_Aint true_lb = 0, true_extent = 0;
-    if (i < 0 || MPI_Type_get_true_extent(type, &true_lb, &true_extent) != MPI_SUCCESS ||
-        true_lb != 0)
-        return MPI_SUCCESS;
-    return xchg_error_code(MPI_ERR_BUFFER, "%s is NULL but %s[%d] is %d", bname, cname, i,
-                           counts[i]);
-}
-
-int xchg_check_comm(MPI_Comm comm, int *P)
-{
-    int flag = 0;
-    if (comm == MPI_COMM_NULL)
-        return xchg_error_code(MPI_ERR_COMM, "comm is MPI_COMM_NULL");
-    if (MPI_Comm_test_inter(comm, &flag) != MPI_SUCCESS)
-        return xchg_error_code(MPI_ERR_COMM, "comm is not a valid communicator");
-    if (flag)
-        return xchg_error_code(MPI_ERR_COMM, "comm is an intercommunicator, which xchg "
-                               "does not support");
-    MPI_Comm_size(comm, P);
-    return MPI_SUCCESS;
-}
-
-int xchg_check_alltoallv_args(const void *sendbuf, const int sendcounts[],
-                              const int sdispls[], MPI_Datatype sendtype,
-                              const void *recvbuf, const int recvcounts[],
-                              const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
-{
-    int P = 0, rc;
-    if ((rc = xchg_check_comm(comm, &P)) != MPI_SUCCESS)
-        return rc;
-    if (recvbuf == MPI_IN_PLACE)
-        return xchg_error_code(MPI_ERR_BUFFER, "recvbuf is MPI_IN_PLACE: only sendbuf "
-                               "may be MPI_IN_PLACE");
-    if ((rc = check_counts(recvcounts, rdispls, P, "recvcounts", "rdispls")) != MPI_SUCCESS)
-        return rc;
-    if ((rc = check_type(recvtype, "recvtype")) != MPI_SUCCESS)
-        return rc;
-    if ((rc = check_buffer(recvbuf, recvcounts, P, recvtype, "recvbuf", "recvcounts")) !=
-        MPI_SUCCESS)
-        return rc;
-    if (sendbuf == MPI_IN_PLACE)
-        return MPI_SUCCESS; /* send arguments are ignored */
-    if ((rc = check_counts(sendcounts, sdispls, P, "sendcounts", "sdispls")) != MPI_SUCCESS)
-        return rc;
-    if ((rc = check_type(sendtype, "sendtype")) != MPI_SUCCESS)
-        return rc;
-    if ((rc = check_buffer(sendbuf, sendcounts, P, sendtype, "sendbuf", "sendcounts")) !=
-        MPI_SUCCESS)
-        return rc;
-    /* The same buffer on both sides: the exchange would overwrite blocks
-     * before sending them (MPICH's MPI_Alltoallv refuses it too). */
-    if (sendbuf && sendbuf == recvbuf && first_nonempty(sendcounts, P, sendtype) >= 0 &&
-        first_nonempty(recvcounts, P, recvtype) >= 0)
-        return xchg_error_code(MPI_ERR_BUFFER, "sendbuf and recvbuf are the same buffer; "
-                               "use MPI_IN_PLACE as sendbuf to exchange in place");
-    return MPI_SUCCESS;
-}
-
-void xchg_block_span(const int counts[], const int displs[], int P,
-                     const xchg_typeinfo *ti, MPI_Aint *lo, size_t *bytes)
-{
-    MPI_Aint l = 0, h = 0;
-    int any = 0;
-    for (int i = 0; i < P; i++) {
-        if (counts[i] == 0 || ti->size == 0)
-            continue;
-        MPI_Aint b = (MPI_Aint)displs[i] * ti->extent + ti->true_lb;
-        MPI_Aint e = b + (MPI_Aint)(counts[i] - 1) * ti->extent + ti->true_extent;
-        if (!any || b < l) l = b;
-        if (!any || e > h) h = e;
-        any = 1;
-    }
-    *lo = l;
-    *bytes = any ? (size_t)(h - l) : 0;
-}
 
 /* MPI_IN_PLACE: data to send is in recvbuf, laid out by recvcounts/rdispls.
  * Copy the byte span those blocks cover into a temporary buffer and send
@@ -198,10 +77,11 @@ static int run_failed(xchg_call *c, xchg_algo algo, int algo_known)
             /* auto's statistics allreduce carries the flag (when it runs) */
             int automatic = algo == XCHG_ALGO_AUTO;
             int src = automatic ? xchg_select_alltoallv(c, &algo) : MPI_SUCCESS;
+            const xchg_algo_info *info = src == MPI_SUCCESS ? xchg_registry_find(algo) : NULL;
             if (src != MPI_SUCCESS) {
                 rc = src;
-            } else if (xchg_registry_find(algo)->agrees_errors) {
-                rc = xchg_registry_find(algo)->run(c);
+            } else if (info->agrees_errors) {
+                rc = info->run(c);
                 if (automatic) /* every rank ran it and armed the same refresh */
                     xchg_select_finish(c);
             } else if (automatic) {
@@ -216,60 +96,70 @@ static int run_failed(xchg_call *c, xchg_algo algo, int algo_known)
     return rc == MPI_SUCCESS ? c->arg_err : rc;
 }
 
+/* The checks of a call whose communicator has its state (checked once,
+ * before): the arrays and types, the algorithm, the types' extents; and
+ * XCHG_RECORD, in which every rank takes part. *algo_rc: whether the
+ * algorithm is known; *record_err: XCHG_RECORD failed (agreed: the
+ * call ends with it, as is). */
+static int check_call(const xchg_a2av_args *a, xchg_call *c, xchg_algo *algo, int *algo_rc,
+                      int *record_err)
+{
+    xchg_comm_state *cs = a->cs;
+    int rc = a->pre_err != MPI_SUCCESS
+                 ? a->pre_err
+                 : xchg_check_alltoallv_arrays(a->sendbuf, a->sendcounts, a->sdispls,
+                                               a->sendtype, a->recvbuf, a->recvcounts,
+                                               a->rdispls, a->recvtype, cs->size);
+    *algo_rc = xchg_resolve_algo(&cs->settings, a->algo, a->from_env, algo);
+    if (rc == MPI_SUCCESS)
+        rc = *algo_rc;
+    if (rc == MPI_SUCCESS) {
+        rc = xchg_typeinfo_get(a->recvtype, &c->rt);
+        if (rc == MPI_SUCCESS && a->sendbuf != MPI_IN_PLACE)
+            rc = xchg_typeinfo_get(a->sendtype, &c->st);
+    }
+    /* XCHG_RECORD (agreed): every rank takes part, one with an argument
+     * error too (then nobody records the call). */
+    if (cs->settings.record && *algo_rc == MPI_SUCCESS) {
+        int in_place = a->sendbuf == MPI_IN_PLACE;
+        long shape;
+        int rrc = xchg_record_call(cs, in_place ? a->recvcounts : a->sendcounts,
+                                   in_place ? c->rt.size : c->st.size, rc, 1, &shape);
+        if (rc == MPI_SUCCESS && rrc != MPI_SUCCESS) {
+            *record_err = 1;
+            return rrc;
+        }
+    }
+    return rc;
+}
+
 int xchg_alltoallv_body(const xchg_a2av_args *a)
 {
-    xchg_algo algo = a->algo;
-    const int from_env = a->from_env, pre_err = a->pre_err;
-    const void *sendbuf = a->sendbuf;
-    const int *sendcounts = a->sendcounts, *sdispls = a->sdispls;
-    MPI_Datatype sendtype = a->sendtype, recvtype = a->recvtype;
-    void *recvbuf = a->recvbuf;
-    const int *recvcounts = a->recvcounts, *rdispls = a->rdispls;
-    MPI_Comm comm = a->comm;
     xchg_comm_state *cs = a->cs;
-    int rc;
-
     xchg_call c;
     memset(&c, 0, sizeof c);
-    c.sendbuf = sendbuf;
-    c.sendcounts = sendcounts;
-    c.sdispls = sdispls;
-    c.recvbuf = recvbuf;
-    c.recvcounts = recvcounts;
-    c.rdispls = rdispls;
+    c.sendbuf = a->sendbuf;
+    c.sendcounts = a->sendcounts;
+    c.sdispls = a->sdispls;
+    c.recvbuf = a->recvbuf;
+    c.recvcounts = a->recvcounts;
+    c.rdispls = a->rdispls;
     c.comm = cs->pcomm;
     c.cs = cs;
     c.rank = cs->rank;
     c.size = cs->size;
     c.temp_limit = xchg_temp_limit_of(cs);
 
-    rc = pre_err != MPI_SUCCESS
-             ? pre_err
-             : xchg_check_alltoallv_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                         recvcounts, rdispls, recvtype, comm);
-    int algo_rc = xchg_resolve_algo(&cs->settings, algo, from_env, &algo);
-    if (rc == MPI_SUCCESS)
-        rc = algo_rc;
-    if (rc == MPI_SUCCESS) {
-        rc = xchg_typeinfo_get(recvtype, &c.rt);
-        if (rc == MPI_SUCCESS && sendbuf != MPI_IN_PLACE)
-            rc = xchg_typeinfo_get(sendtype, &c.st);
-    }
-    /* XCHG_RECORD (agreed): every rank takes part, one with an argument
-     * error too (then nobody records the call). */
-    if (cs->settings.record && algo_rc == MPI_SUCCESS) {
-        int in_place = sendbuf == MPI_IN_PLACE;
-        long shape;
-        int rrc = xchg_record_call(cs, in_place ? recvcounts : sendcounts,
-                                   in_place ? c.rt.size : c.st.size, rc, 1, &shape);
-        if (rc == MPI_SUCCESS && rrc != MPI_SUCCESS)
-            return rrc;
-    }
+    xchg_algo algo = a->algo;
+    int algo_rc, record_err = 0;
+    int rc = check_call(a, &c, &algo, &algo_rc, &record_err);
+    if (record_err)
+        return rc;
     if (rc != MPI_SUCCESS) {
         /* An unknown XCHG_ALLTOALLV_ALGO is agreed, so it fails on every
          * rank by itself; an unknown algo argument leaves the protocol
          * unknown (only the check mode can agree on it). */
-        if (!(from_env && algo_rc != MPI_SUCCESS)) {
+        if (!(a->from_env && algo_rc != MPI_SUCCESS)) {
             c.arg_err = rc;
             rc = run_failed(&c, algo, algo_rc == MPI_SUCCESS);
         }
@@ -278,7 +168,7 @@ int xchg_alltoallv_body(const xchg_a2av_args *a)
 
     void *inplace = NULL;
     size_t inplace_bytes = 0;
-    if (sendbuf == MPI_IN_PLACE)
+    if (a->sendbuf == MPI_IN_PLACE)
         rc = resolve_in_place(&c, &inplace, &inplace_bytes);
     if (cs->settings.check)
         rc = xchg_check_mode(&c, rc); /* agrees on the in-place copy's failure too */
@@ -289,7 +179,7 @@ int xchg_alltoallv_body(const xchg_a2av_args *a)
     if (rc == MPI_SUCCESS && automatic)
         rc = xchg_select_alltoallv(&c, &algo);
     if (rc == MPI_SUCCESS)
-        rc = xchg_registry_find(algo)->run(&c);
+        rc = xchg_registry_find(algo)->run(&c); /* the choice, looked up once */
     if (automatic) {
         /* every rank armed the same refresh: complete it whatever happened */
         int frc = xchg_select_finish(&c);
@@ -323,7 +213,7 @@ int xchg_alltoallv_run(xchg_algo algo, int from_env, int pre_err, const void *se
     /* The state first (collective on first use), so that a rank with bad
      * arguments still takes part in everything collective. */
     xchg_comm_state *cs;
-    if ((rc = xchg_comm_state_get(comm, &cs)) != MPI_SUCCESS)
+    if ((rc = xchg_api_state(comm, &cs)) != MPI_SUCCESS)
         return xchg_raise(comm, rc);
 
     xchg_nb_drain(cs); /* nonblocking exchanges started before this call */

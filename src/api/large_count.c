@@ -16,7 +16,7 @@
  * to the MPI library's MPI_Alltoallv_c, any other algorithm fails with
  * MPI_ERR_COUNT on every rank, the failing rank naming the argument.
  */
-#include "xchg_internal.h"
+#include "api.h"
 
 #if XCHG_HAVE_LARGE_COUNT
 
@@ -164,7 +164,7 @@ static int run_c(xchg_algo algo, int from_env, const void *sendbuf,
     int P = 0, rc = xchg_check_comm(comm, &P);
     xchg_comm_state *cs = NULL;
     if (rc == MPI_SUCCESS)
-        rc = xchg_comm_state_get(comm, &cs);
+        rc = xchg_api_state(comm, &cs);
     if (rc != MPI_SUCCESS)
         return xchg_raise(comm, rc);
     xchg_nb_drain(cs); /* nonblocking exchanges started before */
@@ -197,22 +197,25 @@ static int run_c(xchg_algo algo, int from_env, const void *sendbuf,
 
 /* xchg_ialltoallv_c's own copies: the caller's arrays (for MPI's path)
  * and the first value that does not fit in int on this rank. */
-struct xchg_large_nb {
+typedef struct xchg_large_nb {
     MPI_Count *sendcounts, *recvcounts; /* NULL where the caller's were (or in place) */
     MPI_Aint *sdispls, *rdispls;
     int unfit;
-};
+} xchg_large_nb;
 
-void xchg_large_nb_free(xchg_large_nb *l)
+static void large_nb_free(void *ext)
 {
+    xchg_large_nb *l = ext;
     if (!l)
         return;
     free(l->sendcounts);
     free(l);
 }
 
-int xchg_large_nb_body(xchg_large_nb *l, const xchg_a2av_args *a)
+/* xchg_ialltoallv_c's exchange, run as the request's coroutine (xchg_nb_body). */
+static int large_nb_run(void *ext, const xchg_a2av_args *a)
 {
+    xchg_large_nb *l = ext;
     xchg_comm_state *cs = a->cs;
     int any_unfit = 0, who = -1;
     int rc = agree_fit(cs, l->unfit, &any_unfit, &who);
@@ -268,7 +271,8 @@ static int irun_c(xchg_algo algo, int from_env, const void *sendbuf,
         xchg_a2av_args a = {algo, from_env, cv.arg_err, sendbuf, cv.sendcounts, cv.sdispls,
                             sendtype, recvbuf, cv.recvcounts, cv.rdispls, recvtype, comm, cs};
         /* the request owns cv.mem and l from here, also on failure */
-        if (xchg_ialltoallv_launch(&a, cv.mem, l, req) == MPI_SUCCESS)
+        const xchg_nb_body body = {large_nb_run, large_nb_free, l};
+        if (xchg_ialltoallv_launch(&a, cv.mem, &body, req) == MPI_SUCCESS)
             return MPI_SUCCESS;
     } else {
         free(cv.mem);
@@ -294,7 +298,7 @@ static int init_c(xchg_algo algo, int from_env, const void *sendbuf,
     int P = 0, rc = xchg_check_comm(comm, &P);
     xchg_comm_state *cs = NULL;
     if (rc == MPI_SUCCESS)
-        rc = xchg_comm_state_get(comm, &cs);
+        rc = xchg_api_state(comm, &cs);
     if (rc != MPI_SUCCESS)
         return xchg_raise(comm, rc);
     xchg_nb_drain(cs); /* nonblocking exchanges started before */

@@ -1,5 +1,5 @@
 /*
- * agree.c - the agreement of the automatic choice: one allreduce of a fixed
+ * stats_agree.c - the agreement of the automatic choice: one allreduce of a fixed
  * struct of fields (MAX on some, SUM on the others), blocking or
  * nonblocking, by recursive doubling over point-to-point messages.
  *

@@ -1,5 +1,5 @@
 /*
- * request.c - persistent alltoallv requests (xchg_alltoallv_init, start,
+ * persistent.c - persistent alltoallv requests (xchg_alltoallv_init, start,
  * wait, test, free).
  *
  * Init checks the arguments exactly as xchg_alltoallv does, copies the
@@ -18,7 +18,7 @@
  * receive blocks (allocated at init, so plans may post sends from it), fills
  * it at every start and sends from it with the receive layout.
  */
-#include "xchg_internal.h"
+#include "api.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +45,7 @@ struct xchg_request_s {
     int nonblocking;             /* made by xchg_ialltoallv: one exchange, no restart */
     xchg_a2av_args args;         /* xchg_ialltoallv's call */
     xchg_algo ran;               /* ... and the algorithm it ran */
-    xchg_large_nb *large;        /* xchg_ialltoallv_c: its agreement and MPI's path */
+    xchg_nb_body body;           /* xchg_ialltoallv_c: its agreement and MPI's path */
 };
 
 static int type_keep(MPI_Datatype t, MPI_Datatype *out)
@@ -72,9 +72,8 @@ static void type_release(MPI_Datatype *t)
 static void request_destroy(struct xchg_request_s *r)
 {
     xchg_nb_free(r->nb);
-#if XCHG_HAVE_LARGE_COUNT
-    xchg_large_nb_free(r->large);
-#endif
+    if (r->body.free)
+        r->body.free(r->body.ext);
     if (r->passed_to_mpi && r->mpi_req != MPI_REQUEST_NULL)
         MPI_Request_free(&r->mpi_req);
     free(r->mpi_arrays);
@@ -114,7 +113,7 @@ int xchg_alltoallv_init_run(xchg_algo algo, int from_env, int pre_err, const voi
     int P0 = 0, rc = xchg_check_comm(comm, &P0);
     xchg_comm_state *cs = NULL;
     if (rc == MPI_SUCCESS)
-        rc = xchg_comm_state_get(comm, &cs);
+        rc = xchg_api_state(comm, &cs);
     if (rc != MPI_SUCCESS)
         return xchg_raise(comm, rc);
     xchg_nb_drain(cs); /* init is collective: after what was started before */
@@ -266,9 +265,10 @@ static int complete(struct xchg_request_s *r, int rc)
  * runs nonblocking). */
 static int blocking_start(xchg_comm_state *cs, xchg_algo algo)
 {
-    if (algo == XCHG_ALGO_RMA_FENCE || algo == XCHG_ALGO_RMA_LOCK)
+    const xchg_algo_info *info = xchg_registry_find(algo);
+    if (info && info->blocking_start)
         return 1;
-    if (algo == XCHG_ALGO_HIERARCHICAL && !cs->ext[XCHG_EXT_HIERARCHICAL])
+    if (info && info->prepare && !info->ready(cs))
         return 1;
     if (algo == XCHG_ALGO_AUTO && !(cs->auto_prepared & 2) &&
         cs->size >= cs->settings.auto_min_p) {
@@ -412,10 +412,8 @@ xchg_algo xchg_request_algo(xchg_request r)
  * xchg_ialltoallv_c, the large-count agreement first: large_count.c). */
 static int ialltoallv_body(struct xchg_request_s *r)
 {
-#if XCHG_HAVE_LARGE_COUNT
-    if (r->large)
-        return xchg_large_nb_body(r->large, &r->args);
-#endif
+    if (r->body.run)
+        return r->body.run(r->body.ext, &r->args);
     return xchg_alltoallv_body(&r->args);
 }
 
@@ -451,27 +449,27 @@ int xchg_ialltoallv_prepare(MPI_Comm comm, xchg_request *req, int *P, xchg_comm_
     *req = XCHG_REQUEST_NULL;
     int rc = xchg_check_comm(comm, P);
     if (rc == MPI_SUCCESS)
-        rc = xchg_comm_state_get(comm, cs);
+        rc = xchg_api_state(comm, cs);
     return rc == MPI_SUCCESS ? MPI_SUCCESS : xchg_raise(comm, rc);
 }
 
 /* Starts the exchange a (whose arrays are the request's own copies, in
- * arrays, which the request now owns; large: the large-count part, also
- * owned) as a request. */
-int xchg_ialltoallv_launch(const xchg_a2av_args *a, int *arrays, xchg_large_nb *large,
-                             xchg_request *req)
+ * arrays, which the request now owns; body: what it runs instead of the
+ * blocking call's body, its ext also owned) as a request. */
+int xchg_ialltoallv_launch(const xchg_a2av_args *a, int *arrays, const xchg_nb_body *body,
+                           xchg_request *req)
 {
     struct xchg_request_s *r = calloc(1, sizeof *r);
     if (!r) {
         free(arrays);
-#if XCHG_HAVE_LARGE_COUNT
-        xchg_large_nb_free(large);
-#endif
+        if (body && body->free)
+            body->free(body->ext);
         return MPI_ERR_NO_MEM;
     }
     xchg_comm_state *cs = a->cs;
     r->arrays = arrays;
-    r->large = large;
+    if (body)
+        r->body = *body;
     r->comm = a->comm;
     r->nonblocking = 1;
     r->in_place = a->sendbuf == MPI_IN_PLACE;
@@ -619,19 +617,3 @@ int xchg_request_mpi_large(xchg_comm_state *cs, const void *sendbuf,
     return MPI_SUCCESS;
 }
 #endif
-
-int xchg_persist_oneshot(const xchg_persist_ops *ops, xchg_call *c)
-{
-    void *plan = NULL;
-    int rc = ops->init(c, &plan);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    rc = ops->start(c, plan);
-    /* wait even after a failed start: it completes what the start set in
-     * flight (the partners' side of the exchange); the first error wins */
-    int wrc = ops->wait(c, plan);
-    if (rc == MPI_SUCCESS)
-        rc = wrc;
-    int frc = ops->free(c, plan);
-    return rc != MPI_SUCCESS ? rc : frc;
-}

@@ -31,7 +31,7 @@
  *
  * Shapes are written most called first.
  */
-#include "xchg_internal.h"
+#include "api.h"
 
 #include <inttypes.h>
 #include <pthread.h>

@@ -1,5 +1,5 @@
 /*
- * mpich_model.c - "mpich_model": a model of MPICH 4.0's default
+ * baseline_mpich.c - "mpich_model": a model of MPICH 4.0's default
  * intra-communicator MPI_Alltoallv, a baseline for simulated comparisons.
  *
  * Models MPIR_Alltoallv_intra_scattered of MPICH 4.0.x, which MPICH's JSON
@@ -31,7 +31,7 @@
  * "scattered", does not apply here.) The tests set it small so that ranks
  * 1..8 exercise several batches.
  */
-#include "xchg_internal.h"
+#include "algo.h"
 
 /* The first error a completed batch carries (MPI_ERR_IN_STATUS unpacked). */
 static int batch_error(int rc, int n, const MPI_Status *st)

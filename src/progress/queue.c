@@ -1,5 +1,5 @@
 /*
- * nonblocking.c - running exchanges in the background: the queue of
+ * queue.c - running exchanges in the background: the queue of
  * coroutines (coro.h) behind xchg_ialltoallv and persistent starts.
  *
  * One queue per communicator: an exchange starts running once the ones
@@ -17,7 +17,7 @@
  * runs its exchange at once as far as it goes without waiting (its sends
  * are posted before it returns).
  */
-#include "xchg_internal.h"
+#include "progress.h"
 #include "coro.h"
 
 #include <pthread.h>

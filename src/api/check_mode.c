@@ -1,69 +1,13 @@
 /*
- * agree.c - one rank's argument error fails every rank, and the check mode.
- *
- * MPI calls a collective erroneous when one rank passes bad arguments; a
- * library that returns on that rank only leaves the others waiting forever.
- * Where a collective runs anyway (auto's statistics, the padded algorithms'
- * maximum, grid's and hierarchical's refusal, persistent init, the check
- * mode), the failing rank takes part with empty blocks and a flag that the
- * collective carries: every rank then returns an error of the same class.
- * The flag is one int64 under MPI_MAX: 0 for "no error", else
- * (P - rank) << 12 | class, so the lowest failing rank wins.
- *
- * The check mode (XCHG_CHECK=1) adds such a collective to every
- * xchg_alltoallv call, and verifies the counts across ranks on the way:
- * one MPI_Alltoall of the byte counts each rank sends to each other, and
- * one MPI_Allreduce of the worst finding.
+ * check_mode.c - the check mode (XCHG_CHECK=1): a collective added to every
+ * xchg_alltoallv call that verifies the counts across ranks and carries one
+ * rank's argument error to all (core/error_agree.c): one MPI_Alltoall of
+ * the byte counts each rank sends to each other, and one MPI_Allreduce of
+ * the worst finding.
  */
-#include "xchg_internal.h"
+#include "api.h"
 
 #include <stdlib.h>
-
-#define CLASS_BITS 12
-
-int64_t xchg_agree_flag(int rank, int size, int local_err)
-{
-    if (local_err == MPI_SUCCESS)
-        return 0;
-    int cls = MPI_ERR_OTHER;
-    MPI_Error_class(local_err, &cls);
-    if (cls <= MPI_SUCCESS || cls >= (1 << CLASS_BITS))
-        cls = MPI_ERR_OTHER;
-    return ((int64_t)(size - rank) << CLASS_BITS) | cls;
-}
-
-int xchg_agree_result(int rank, int size, int local_err, int64_t all, const char *who)
-{
-    if (all == 0)
-        return MPI_SUCCESS;
-    int cls = (int)(all & ((1 << CLASS_BITS) - 1));
-    int from = size - (int)(all >> CLASS_BITS);
-    int mine = MPI_SUCCESS;
-    if (local_err != MPI_SUCCESS)
-        MPI_Error_class(local_err, &mine);
-    if (from == rank || (local_err != MPI_SUCCESS && mine == cls))
-        return local_err; /* this rank's own detailed error */
-    char cname[MPI_MAX_ERROR_STRING] = "";
-    int len = 0;
-    MPI_Error_string(cls, cname, &len);
-    if (local_err != MPI_SUCCESS) {
-        char own[MPI_MAX_ERROR_STRING];
-        xchg_error_string(local_err, own, &len);
-        return xchg_error_code(cls, "%s: rank %d reported an argument error (%s), so no rank "
-                               "exchanged; this rank's own error: %s", who, from, cname, own);
-    }
-    return xchg_error_code(cls, "%s: rank %d reported an argument error (%s), so no rank "
-                           "exchanged (its own error names the argument)", who, from, cname);
-}
-
-int xchg_agree_errors(MPI_Comm pcomm, int rank, int size, int local_err, const char *who)
-{
-    int64_t v = xchg_agree_flag(rank, size, local_err), all = 0;
-    int rc = xchg_mpi_allreduce(&v, &all, 1, MPI_INT64_T, MPI_MAX, pcomm);
-    if (rc != MPI_SUCCESS)
-        return local_err != MPI_SUCCESS ? local_err : rc;
-    return xchg_agree_result(rank, size, local_err, all, who);
-}
 
 /* Kinds of check-mode findings, worst last. */
 enum { FOUND_LESS = 1, FOUND_MORE = 2, FOUND_ARG = 3 };
@@ -126,7 +70,7 @@ int xchg_check_mode(xchg_call *c, int local_err)
     if (all == 0)
         return MPI_SUCCESS;
     if ((all >> 56) == FOUND_ARG) {
-        int64_t flag = ((int64_t)(P - from) << CLASS_BITS) | (cls & ((1 << CLASS_BITS) - 1));
+        int64_t flag = ((int64_t)(P - from) << XCHG_AGREE_CLASS_BITS) | (cls & ((1 << XCHG_AGREE_CLASS_BITS) - 1));
         return xchg_agree_result(me, P, err, flag, "XCHG_CHECK");
     }
     return xchg_error_code(cls, "XCHG_CHECK: rank %d sends %lld bytes to rank %d, which "

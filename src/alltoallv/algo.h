@@ -1,0 +1,81 @@
+/*
+ * algo.h - what the alltoallv algorithms (src/alltoallv/) share and offer
+ * the layers above: the one signature, the persistent hooks, and the
+ * registry entry that holds every fact about an algorithm (registry.c).
+ */
+#ifndef XCHG_ALGO_H
+#define XCHG_ALGO_H
+
+#include "progress/progress.h"
+
+/* The one signature of every alltoallv algorithm. Returns an MPI error code;
+ * an error made with xchg_error_code() carries its own message. */
+typedef int (*xchg_alltoallv_fn)(xchg_call *c);
+
+/* Optional persistent hooks of an algorithm (xchg_alltoallv_init). init is
+ * collective and does all one-time work; start only moves data (it may
+ * complete the exchange or leave it in flight); test sets *flag when the
+ * exchange is complete; wait completes it; free is collective (it may free
+ * windows) and is called only while idle. The xchg_call lives as long as the
+ * plan: its arrays are the request's own copies, its buffers the caller's
+ * (sendbuf is the request's in-place copy for MPI_IN_PLACE). Temporary
+ * memory a plan keeps is taken with xchg_temp_alloc on that call. An algorithm
+ * without hooks gets the generic path: start runs the blocking call. */
+typedef struct xchg_persist_ops {
+    int (*init)(xchg_call *c, void **plan);
+    int (*start)(xchg_call *c, void *plan);
+    int (*test)(xchg_call *c, void *plan, int *flag);
+    int (*wait)(xchg_call *c, void *plan);
+    int (*free)(xchg_call *c, void *plan);
+} xchg_persist_ops;
+
+
+/* The cost model's inputs (src/select/select_internal.h). */
+typedef struct xchg_model_params xchg_model_params;
+typedef struct xchg_pattern_stats xchg_pattern_stats;
+/* An algorithm's modelled time, seconds (src/select/model.c). */
+typedef double (*xchg_model_fn)(const xchg_model_params *m, const xchg_pattern_stats *s);
+
+/* Everything the library knows of an algorithm (one registry line). */
+typedef struct xchg_algo_info {
+    xchg_algo id;
+    const char *name;
+    const char *desc;      /* one line: when this algorithm wins */
+    xchg_alltoallv_fn run;
+    const xchg_persist_ops *persist; /* NULL: generic persistent path */
+    xchg_model_fn model;   /* NULL: not modelled (never chosen automatically) */
+    int candidate;         /* auto may choose it: its place in the order in
+                              which the model's ties go (1 first); 0: never */
+    int baseline;          /* 1: a reference to compare against (vendor, the
+                              models of MPICH's and Open MPI's defaults):
+                              never chosen by auto, tuning or "best" */
+    int padded;            /* pads every block to the largest: needs about
+                              2 x P x largest block of memory, agreed */
+    int agrees_errors;     /* runs an agreement collective before any data
+                              moves and honours xchg_call.arg_err */
+    int blocking_start;    /* no coroutine form (windows, fences, locks):
+                              a nonblocking start runs it at once */
+    /* One-time collective setup on the node map (hierarchical's node
+     * communicators), made at a point every rank reaches: prepare makes
+     * it (a failure sets cs->hier_failed), ready tells whether it is
+     * made. Until then a nonblocking start runs it at once and auto
+     * takes another candidate inside a coroutine; auto's model leaves it
+     * out when XCHG_RANKS_PER_NODE is set or the setup failed. */
+    int (*prepare)(xchg_comm_state *cs);
+    int (*ready)(const xchg_comm_state *cs);
+} xchg_algo_info;
+
+/* The registry (src/alltoallv/registry.c). */
+const xchg_algo_info *xchg_registry_find(xchg_algo id);
+const xchg_algo_info *xchg_registry_find_name(const char *name);
+int xchg_registry_count(void);
+const xchg_algo_info *xchg_registry_at(int i);
+/* auto's candidates in their tie order (at most max); returns how many. */
+int xchg_registry_candidates(const xchg_algo_info *out[], int max);
+
+/* The radix bruck_radix uses on P ranks (XCHG_BRUCK_RADIX or ceil(sqrt P)). */
+int xchg_bruck_radix_for(const xchg_settings *s, int P);
+/* hybrid's threshold: blocks of more bytes go directly (XCHG_HYBRID_THRESHOLD). */
+size_t xchg_hybrid_threshold_for(const xchg_settings *s);
+
+#endif /* XCHG_ALGO_H */

@@ -1,0 +1,58 @@
+/*
+ * stats.c - the entry points about a communicator's state: xchg_comm_prepare
+ * (make it now) and xchg_get_stats (what the last call did); and the state
+ * every entry point gets, with the registries' names for the settings.
+ */
+#include "api.h"
+
+#include <string.h>
+
+static const xchg_algo_names names = {xchg_algo_from_name, xchg_sparse_algo_from_name,
+                                      xchg_algo_name, xchg_sparse_algo_name};
+
+int xchg_api_state(MPI_Comm comm, xchg_comm_state **cs)
+{
+    return xchg_comm_state_get(comm, &names, cs, NULL);
+}
+
+int xchg_comm_prepare(MPI_Comm comm, int *ready)
+{
+    int mpi_rc = xchg_mpi_check(comm); /* first: the running MPI is ours */
+    if (mpi_rc != MPI_SUCCESS)
+        return mpi_rc;
+    if (!ready)
+        return xchg_raise(comm, xchg_error_code(MPI_ERR_ARG, "xchg_comm_prepare: ready is "
+                                                "NULL"));
+    *ready = 0;
+    int P = 0, rc = xchg_check_comm(comm, &P);
+    xchg_comm_state *cs = NULL;
+    int refused = 0;
+    if (rc == MPI_SUCCESS)
+        rc = xchg_comm_state_get(comm, &names, &cs, &refused);
+    *ready = rc == MPI_SUCCESS;
+    /* A refusal of the duplicate is this call's answer, not its error. */
+    return rc == MPI_SUCCESS || refused ? MPI_SUCCESS : xchg_raise(comm, rc);
+}
+
+int xchg_get_stats(MPI_Comm comm, xchg_stats *stats)
+{
+    int mpi_rc = xchg_mpi_check(comm); /* first: the running MPI is ours */
+    if (mpi_rc != MPI_SUCCESS)
+        return mpi_rc;
+    if (!stats)
+        return xchg_raise(comm, xchg_error_code(MPI_ERR_ARG, "xchg_get_stats: stats is NULL"));
+    if (comm == MPI_COMM_NULL)
+        return xchg_raise(comm, xchg_error_code(MPI_ERR_COMM, "xchg_get_stats: comm is MPI_COMM_NULL"));
+    xchg_comm_state *st = NULL;
+    int rc = xchg_comm_state_lookup(comm, &st);
+    if (rc != MPI_SUCCESS)
+        return xchg_raise(comm, rc);
+    if (st) {
+        *stats = st->last;
+    } else {
+        memset(stats, 0, sizeof *stats);
+        stats->algo = XCHG_ALGO_INVALID;
+        stats->sparse_algo = XCHG_SPARSE_INVALID;
+    }
+    return MPI_SUCCESS;
+}

@@ -1,0 +1,37 @@
+/*
+ * registry_lookup.h - the lookup both registries (alltoallv/registry.c,
+ * sparse/registry.c) define over their table: count, at, find by id, find
+ * by name. One definition, so the two cannot drift apart.
+ */
+#ifndef XCHG_REGISTRY_LOOKUP_H
+#define XCHG_REGISTRY_LOOKUP_H
+
+#include <string.h>
+
+/* Defines PREFIX_count, PREFIX_at, PREFIX_find and PREFIX_find_name over
+ * the array TABLE of INFO entries, each with members id (of type ID) and
+ * name. */
+#define XCHG_REGISTRY_LOOKUP(PREFIX, INFO, ID, TABLE)                                  \
+    int PREFIX##_count(void) { return (int)(sizeof TABLE / sizeof TABLE[0]); }          \
+    const INFO *PREFIX##_at(int i)                                                     \
+    {                                                                                  \
+        return (i >= 0 && i < PREFIX##_count()) ? &TABLE[i] : NULL;                    \
+    }                                                                                  \
+    const INFO *PREFIX##_find(ID id)                                                   \
+    {                                                                                  \
+        for (int i = 0; i < PREFIX##_count(); i++)                                     \
+            if (TABLE[i].id == id)                                                     \
+                return &TABLE[i];                                                      \
+        return NULL;                                                                   \
+    }                                                                                  \
+    const INFO *PREFIX##_find_name(const char *name)                                   \
+    {                                                                                  \
+        if (!name)                                                                     \
+            return NULL;                                                               \
+        for (int i = 0; i < PREFIX##_count(); i++)                                     \
+            if (strcmp(TABLE[i].name, name) == 0)                                      \
+                return &TABLE[i];                                                      \
+        return NULL;                                                                   \
+    }
+
+#endif /* XCHG_REGISTRY_LOOKUP_H */

@@ -1,0 +1,159 @@
+/*
+ * state.h - the bottom of libxchg (src/core/): the private communicator's
+ * tags and state slots, the agreed XCHG_* settings and the state cached on
+ * a caller's communicator. Every layer above includes it (through core.h).
+ */
+#ifndef XCHG_CORE_STATE_H
+#define XCHG_CORE_STATE_H
+
+#include "xchg.h"
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Tags on the private communicator. Each algorithm family has its own so
+ * that a stray message of one can never be taken for another's. */
+enum {
+    XCHG_TAG_LINEAR = 100,
+    XCHG_TAG_PAIRWISE = 101,
+    XCHG_TAG_SCATTERED = 102,
+    XCHG_TAG_MPICH_MODEL = 103, /* baseline: model of MPICH 4.0's default */
+    XCHG_TAG_OMPI_MODEL = 104,  /* baseline: model of Open MPI 4.1's default */
+    XCHG_TAG_BRUCK = 110,
+    XCHG_TAG_HYBRID = 111,   /* hybrid: the large blocks, sent directly (even calls) */
+    XCHG_TAG_HYBRID_ODD = 112, /* ... odd calls (hybrid.c: why two) */
+    XCHG_TAG_HIER = 120,
+    XCHG_TAG_GRID = 130,
+    XCHG_TAG_RMA = 140,      /* rma_lock: "target ready" */
+    XCHG_TAG_RMA_DONE = 141, /* rma_lock: "data delivered" */
+    XCHG_TAG_AGREE = 150,    /* the automatic choice's agreement (select/stats_agree.c) */
+    XCHG_TAG_SPARSE = 200 /* 200..299 reserved for sparse exchange */
+};
+
+/* Slots for state an algorithm builds once per communicator and keeps
+ * (node communicators, grid communicators, ...). Freed with the state. */
+enum {
+    XCHG_EXT_HIERARCHICAL = 0,
+    XCHG_EXT_GRID = 1,
+    XCHG_EXT_SPARSE = 2,
+    XCHG_EXT_SELECT = 3,     /* the cached automatic choice (select.c) */
+    XCHG_EXT_RECORD = 4,     /* XCHG_RECORD: the shapes seen (record.c) */
+    XCHG_EXT_COUNT = 8
+};
+
+/* The XCHG_* environment settings (table in settings.c), read once per
+ * communicator when its state is made and agreed there: every rank holds
+ * rank 0's values. Nothing else in the library reads the environment
+ * (except XCHG_TUNING_FILE, whose contents select.c agrees on per call). */
+typedef enum xchg_setting_id {
+    XCHG_SET_ALLTOALLV_ALGO,
+    XCHG_SET_SPARSE_ALGO,
+    XCHG_SET_THROTTLE,
+    XCHG_SET_BRUCK_RADIX,
+    XCHG_SET_HYBRID_THRESHOLD,
+    XCHG_SET_AUTO_MIN_P,
+    XCHG_SET_AUTO_REFRESH,
+    XCHG_SET_MAX_TEMP_BYTES,
+    XCHG_SET_RANKS_PER_NODE,
+    XCHG_SET_NBX_BARRIER,
+    XCHG_SET_CHECK,
+    XCHG_SET_MPICH_THROTTLE,
+    XCHG_SET_VERBOSE,
+    XCHG_SET_RECORD,
+    XCHG_SET_RECORD_MAX,
+    XCHG_SETTING_COUNT
+} xchg_setting_id;
+
+typedef struct xchg_settings {
+    xchg_algo alltoallv_algo;     /* AUTO when unset, INVALID for an unknown name */
+    xchg_sparse_algo sparse_algo; /* AUTO when unset, INVALID for an unknown name */
+    char alltoallv_algo_text[64], sparse_algo_text[64]; /* as set, for messages */
+    int throttle;                 /* requests in flight (scattered, the model) */
+    int bruck_radix;              /* 0: ceil(sqrt P) */
+    int64_t hybrid_threshold;     /* bytes; -1: hybrid's default */
+    long auto_min_p;              /* auto's statistics from this many ranks */
+    long auto_refresh;            /* most auto calls between two refreshes */
+    size_t max_temp_bytes;        /* set, or the smallest default of all ranks */
+    long ranks_per_node;          /* hierarchical; 0: shared-memory nodes */
+    int nbx_dissemination;        /* XCHG_NBX_BARRIER=dissemination */
+    int check;                    /* XCHG_CHECK=1: the check mode */
+    int verbose;                  /* XCHG_VERBOSE: 1 auto's choices, 2 every change, 3 every agreement */
+    int mpich_throttle;           /* MPIR_CVAR_ALLTOALL_THROTTLE (mpich_model); 0: P */
+    int record;                   /* XCHG_RECORD set on rank 0: record shapes */
+    int record_max;               /* XCHG_RECORD_MAX: shapes per communicator */
+    char record_path[1024];       /* XCHG_RECORD as this rank has it (rank 0 writes) */
+} xchg_settings;
+
+/* Algorithm names to ids and back, for XCHG_ALLTOALLV_ALGO and
+ * XCHG_SPARSE_ALGO: given by the entry points (the registries are above
+ * core). */
+typedef struct xchg_algo_names {
+    xchg_algo (*alltoallv)(const char *name);
+    xchg_sparse_algo (*sparse)(const char *name);
+    const char *(*alltoallv_name)(xchg_algo algo);
+    const char *(*sparse_name)(xchg_sparse_algo algo);
+} xchg_algo_names;
+
+/* Reads the settings and agrees on them (collective over comm: one
+ * MPI_Bcast, one MPI_Allreduce); rank 0 warns of rejected or differing
+ * values on stderr. */
+int xchg_settings_agree(MPI_Comm comm, const xchg_algo_names *names, xchg_settings *s);
+
+typedef struct xchg_nb xchg_nb; /* a nonblocking exchange (src/progress/queue.c) */
+struct xchg_wait_hook;          /* work the waits progress (src/progress/progress.h) */
+
+/* Library state cached on a caller's communicator (attribute value). */
+typedef struct xchg_comm_state {
+    MPI_Comm pcomm;        /* private duplicate: all library traffic */
+    int rank, size;
+    xchg_settings settings; /* agreed once, when the state was made */
+    int node_ready;        /* node_size and on_node are known (xchg_comm_node_map) */
+    int auto_prepared;     /* xchg_select_prepare: 1 node map, 2 hierarchical's too */
+    int hier_failed;       /* hierarchical's communicators could not be made */
+    int node_size;         /* ranks sharing this rank's node (shared memory) */
+    unsigned char *on_node; /* on_node[j]: rank j of pcomm shares this rank's node
+                              (NULL: unknown, every other rank counts as off-node) */
+    unsigned long calls;   /* collective xchg calls so far, same on all ranks */
+    unsigned long hybrid_calls; /* of them, runs of hybrid (its tag parity) */
+    xchg_nb *nb_head, *nb_tail; /* nonblocking exchanges queued here, in start order */
+    xchg_stats last;       /* what the last call did */
+    /* Armed by the automatic choice while its refresh is in flight: the
+     * algorithms' waits progress it (NULL: nothing to progress). */
+    const struct xchg_wait_hook *wait_hook;
+    void *ext[XCHG_EXT_COUNT];
+    void (*ext_free[XCHG_EXT_COUNT])(void *);
+    /* References: the caller's communicator (its attribute) holds one, each
+     * persistent request another, so a request outlives a freed comm. */
+    int refs;
+    int comm_freed;        /* the caller's communicator is gone */
+    /* MPI refused the duplicate (pcomm is MPI_COMM_NULL): asked again when
+     * retry_in counts down to 0; the wait doubles up to 64 calls. */
+    int retry_in, refused_wait, refused_class;
+    char refused_msg[MPI_MAX_ERROR_STRING];
+} xchg_comm_state;
+
+/* Returns the state for comm, creating it on first use (collectively: it
+ * duplicates comm). MPI_Comm_dup may be refused (MPICH allows 2048
+ * communicators per process) and may fail on some ranks only, so the
+ * outcome is agreed: every rank gets the duplicate, or every rank an error
+ * of the same class naming the limit (comm's error handler is set to
+ * return during the dup, so MPI never aborts in a call the caller did not
+ * make). After a refusal the communicator keeps a state without pcomm and
+ * the dup is tried again after 1, 2, 4, ... 64 calls (comm.c); *refused
+ * (if not NULL) tells that this was such a refusal. */
+int xchg_comm_state_get(MPI_Comm comm, const xchg_algo_names *names,
+                        xchg_comm_state **state, int *refused);
+/* The state of comm if it has one (*state NULL if not); no communication. */
+int xchg_comm_state_lookup(MPI_Comm comm, xchg_comm_state **state);
+/* Fills cs->node_size and cs->on_node on first need (collective over
+ * cs->pcomm: one allreduce, and a node split only where this process has
+ * not yet learnt the node of every member from an earlier split). Never
+ * fails for want of a communicator: the node map only informs the
+ * automatic choice, so a refused split leaves it unknown. */
+int xchg_comm_node_map(xchg_comm_state *cs);
+/* One more / one less reference; the last release frees the state (and its
+ * private duplicate, which is collective like MPI_Comm_free). */
+void xchg_comm_state_retain(xchg_comm_state *state);
+void xchg_comm_state_release(xchg_comm_state *state);
+
+#endif /* XCHG_CORE_STATE_H */

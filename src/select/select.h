@@ -1,0 +1,30 @@
+/*
+ * select.h - the automatic choice (src/select/) as the entry points use it.
+ */
+#ifndef XCHG_SELECT_H
+#define XCHG_SELECT_H
+
+#include "alltoallv/algo.h"
+
+/* The automatic choice (src/select/select.c): the same on every rank.
+ * xchg_select_alltoallv is for one-shot calls: it returns the choice
+ * cached on the communicator and arms a nonblocking refresh from this
+ * call's statistics, which xchg_waitall progresses and
+ * xchg_select_finish completes (call it once the algorithm has run,
+ * whatever it returned). xchg_select_alltoallv_now chooses from this
+ * call's own statistics, blocking (persistent init). */
+int xchg_select_alltoallv(xchg_call *c, xchg_algo *chosen);
+int xchg_select_finish(xchg_call *c);
+/* A rank that leaves a call without running the algorithm (a local
+ * argument error) drops the refresh it armed, before anything was sent. */
+void xchg_select_abandon(xchg_call *c);
+int xchg_select_alltoallv_now(xchg_call *c, xchg_algo *chosen);
+/* The one-time collective setup the automatic choice needs on cs, made
+ * at a point every rank reaches together: the node map (auto's first,
+ * blocking agreement) and, for nonblocking exchanges (at their start,
+ * outside the coroutine), hierarchical's node communicators where the
+ * model may choose it. Nothing is done twice; failures only narrow the
+ * choice. */
+void xchg_select_prepare(xchg_comm_state *cs, int nonblocking);
+
+#endif /* XCHG_SELECT_H */
