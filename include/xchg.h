@@ -185,7 +185,7 @@ XCHG_API xchg_algo xchg_request_algo(xchg_request req);
  * and wait; hierarchical splits node communicators (blocking, at the start
  * of its first exchange on a communicator; auto's first exchange on a
  * communicator of several multi-rank nodes makes them too, since auto may
- * choose hierarchical). README "Nonblocking".
+ * choose hierarchical). docs/user-guide.md "Nonblocking use".
  */
 XCHG_API int xchg_ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
                              MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],

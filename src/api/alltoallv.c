@@ -58,7 +58,7 @@ int xchg_resolve_algo(const xchg_settings *s, xchg_algo algo, int from_env, xchg
  * mode's, auto's statistics, or the agreement of an algorithm that has one
  * (registry: agrees_errors). The rank takes part with empty blocks, so
  * every rank returns the same error class. Elsewhere the error stays local
- * (the README's "Errors" lists which is which). */
+ * (docs/errors.md lists which is which). */
 static int run_failed(xchg_call *c, xchg_algo algo, int algo_known)
 {
     static const char dummy[1];

@@ -22,7 +22,7 @@
  * MPI_Finalize (a delete callback on MPI_COMM_SELF, which MPI_Finalize
  * frees first). The process that is rank 0 of MPI_COMM_WORLD writes PATH,
  * any other writes PATH.<its world rank> (the rank 0 of a communicator that
- * excludes world rank 0). Format (README "Record and replay"):
+ * excludes world rank 0). Format (docs/record-replay.md):
  *
  *     xchg-record 1
  *     # comment lines

@@ -9,7 +9,7 @@
  * creation and synchronisation of rma_fence/rma_lock, the node
  * communicators' splits of hierarchical, made once per communicator) are
  * made at the exchange's start instead (src/api/persistent.c, blocking_start):
- * README "Nonblocking".
+ * docs/user-guide.md "Nonblocking use".
  */
 #include "progress.h"
 #include "coro.h"

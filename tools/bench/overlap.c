@@ -12,7 +12,7 @@
  * overlap = (exchange + compute - both) / min(exchange, compute): 100% if
  * the exchange hid entirely, 0% if nothing overlapped (negative: the
  * tests cost more than they saved). Progress happens in the tests (the
- * exchange is a coroutine, README "Nonblocking use"), so more chunks give
+ * exchange is a coroutine, docs/user-guide.md "Nonblocking use"), so more chunks give
  * the Bruck family's rounds more chances to move on.
  *
  *   xchg-bench overlap [--pattern P] [--sizes MIN:MAX] [--algos a,b]

@@ -722,11 +722,11 @@ static int run_size_on(const bench_run *r, bench_pattern_kind pat, int64_t size,
 }
 
 /* run_size_on a communicator of its own: auto's cached choice and refresh
- * schedule (README, "Automatic choice") start afresh at every (pattern,
- * size), as in a separate run, instead of carrying the previous size's
- * choice into this one's iterations. The first call there (a warm-up one
- * unless --warmup 0) agrees blocking; the timed ones show the steady state,
- * refreshes included. */
+ * schedule (docs/user-guide.md, "The automatic choice and tuning") start
+ * afresh at every (pattern, size), as in a separate run, instead of
+ * carrying the previous size's choice into this one's iterations. The
+ * first call there (a warm-up one unless --warmup 0) agrees blocking; the
+ * timed ones show the steady state, refreshes included. */
 static int run_size(const bench_run *r, bench_pattern_kind pat, int64_t size, bench_result *row,
                     bufs *b, MPI_Comm world)
 {

@@ -322,7 +322,8 @@ int main(int argc, char **argv)
             /* A new communicator per size: xchg reads its settings once per
              * communicator, and the first call there chooses from its own
              * statistics (later ones run a cached choice, refreshed on
-             * auto's schedule, README "Automatic choice") */
+             * auto's schedule, docs/user-guide.md "The automatic choice
+             * and tuning") */
             MPI_Comm vcomm;
             MPI_Comm_dup(MPI_COMM_WORLD, &vcomm);
             int rc = xchg_alltoallv(p.sb, p.sc, p.sd, MPI_BYTE, p.rb, p.rc, p.rd, MPI_BYTE,
