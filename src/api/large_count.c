@@ -156,26 +156,41 @@ static void record_passed(xchg_comm_state *cs)
     cs->last.passed_to_mpi = 1;
 }
 
+/* What run_c and init_c do first: the communicator checked, its state,
+ * earlier nonblocking exchanges drained, the counts converted and whether
+ * any rank's do not fit agreed. On failure returns the raised error with
+ * nothing left to free. */
+static int begin_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                   const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Comm comm,
+                   xchg_comm_state **csp, converted *cv, int *any_unfit, int *who)
+{
+    int P = 0, rc = xchg_check_comm(comm, &P);
+    if (rc == MPI_SUCCESS)
+        rc = xchg_api_state(comm, csp);
+    if (rc != MPI_SUCCESS)
+        return xchg_raise(comm, rc);
+    xchg_nb_drain(*csp); /* nonblocking exchanges started before */
+    convert(sendbuf, sendcounts, sdispls, recvcounts, rdispls, (*csp)->size, cv);
+    rc = agree_fit(*csp, cv->unfit, any_unfit, who);
+    if (rc != MPI_SUCCESS) {
+        free(cv->mem);
+        return xchg_raise(comm, rc);
+    }
+    return MPI_SUCCESS;
+}
+
 static int run_c(xchg_algo algo, int from_env, const void *sendbuf,
                  const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype,
                  void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
                  MPI_Datatype recvtype, MPI_Comm comm)
 {
-    int P = 0, rc = xchg_check_comm(comm, &P);
     xchg_comm_state *cs = NULL;
-    if (rc == MPI_SUCCESS)
-        rc = xchg_api_state(comm, &cs);
-    if (rc != MPI_SUCCESS)
-        return xchg_raise(comm, rc);
-    xchg_nb_drain(cs); /* nonblocking exchanges started before */
     converted cv;
-    convert(sendbuf, sendcounts, sdispls, recvcounts, rdispls, cs->size, &cv);
     int any_unfit = 0, who = -1;
-    rc = agree_fit(cs, cv.unfit, &any_unfit, &who);
-    if (rc != MPI_SUCCESS) {
-        free(cv.mem);
-        return xchg_raise(comm, rc);
-    }
+    int rc = begin_c(sendbuf, sendcounts, sdispls, recvcounts, rdispls, comm, &cs, &cv,
+                     &any_unfit, &who);
+    if (rc != MPI_SUCCESS)
+        return rc; /* raised there */
     if (!any_unfit) {
         rc = xchg_alltoallv_run(algo, from_env, cv.arg_err, sendbuf, cv.sendcounts,
                                 cv.sdispls, sendtype, recvbuf, cv.recvcounts, cv.rdispls,
@@ -295,21 +310,13 @@ static int init_c(xchg_algo algo, int from_env, const void *sendbuf,
     if (!req)
         return xchg_raise(comm, xchg_error_code(MPI_ERR_ARG, "req is NULL"));
     *req = XCHG_REQUEST_NULL;
-    int P = 0, rc = xchg_check_comm(comm, &P);
     xchg_comm_state *cs = NULL;
-    if (rc == MPI_SUCCESS)
-        rc = xchg_api_state(comm, &cs);
-    if (rc != MPI_SUCCESS)
-        return xchg_raise(comm, rc);
-    xchg_nb_drain(cs); /* nonblocking exchanges started before */
     converted cv;
-    convert(sendbuf, sendcounts, sdispls, recvcounts, rdispls, cs->size, &cv);
     int any_unfit = 0, who = -1;
-    rc = agree_fit(cs, cv.unfit, &any_unfit, &who);
-    if (rc != MPI_SUCCESS) {
-        free(cv.mem);
-        return xchg_raise(comm, rc);
-    }
+    int rc = begin_c(sendbuf, sendcounts, sdispls, recvcounts, rdispls, comm, &cs, &cv,
+                     &any_unfit, &who);
+    if (rc != MPI_SUCCESS)
+        return rc; /* raised there */
     if (!any_unfit) {
         rc = xchg_alltoallv_init_run(algo, from_env, cv.arg_err, sendbuf, cv.sendcounts,
                                      cv.sdispls, sendtype, recvbuf, cv.recvcounts, cv.rdispls,
