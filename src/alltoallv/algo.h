@@ -57,7 +57,7 @@ typedef struct xchg_algo_info {
                               a nonblocking start runs it at once */
     /* One-time collective setup on the node map (hierarchical's node
      * communicators), made at a point every rank reaches: prepare makes
-     * it (a failure sets cs->hier_failed), ready tells whether it is
+     * it (a failure sets cs->nodes_failed), ready tells whether it is
      * made. Until then a nonblocking start runs it at once and auto
      * takes another candidate inside a coroutine; auto's model leaves it
      * out when XCHG_RANKS_PER_NODE is set or the setup failed. */

@@ -2,15 +2,12 @@
  * hierarchical.c - "hierarchical": node-aware alltoallv through one leader
  * per node.
  *
- * Nodes: MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) of the private
- * communicator, or, when XCHG_RANKS_PER_NODE=k is set (a positive integer,
- * agreed across ranks; any other value is rejected with a warning), consecutive
- * blocks of k ranks (P=7, k=3: nodes of 3, 3, 1) so that one machine can
- * play many nodes. Each node's lowest rank is its leader (one per node;
- * several leaders per node are not done). Nodes are numbered by their leader's rank and ranks are ordered
- * node by node ("positions"); every rank computes the same order. The node
- * and leader communicators and that order are cached in
- * cs->ext[XCHG_EXT_HIERARCHICAL] (the setting is read once per communicator).
+ * Nodes: the shared node layout (node_layout.h: shared-memory nodes, or
+ * blocks of XCHG_RANKS_PER_NODE ranks), positions ordering the ranks node
+ * by node. Each node's lowest rank is its leader (one per node). Leaders
+ * talk to each other on the private communicator itself (tag
+ * XCHG_TAG_HIER), so no leader communicator is split. This algorithm's
+ * size tables are cached in cs->ext[XCHG_EXT_HIERARCHICAL].
  *
  * One call, sizes travelling ahead of the data (the block to self is copied
  * locally and takes no part):
@@ -58,7 +55,7 @@
  * leader also its node's (G + R); the leader's cached tables hold about
  * 2 L (P+3) + 2 (L P + N) size entries.
  */
-#include "algo.h"
+#include "node_layout.h"
 
 #include <limits.h>
 #include <stdint.h>
@@ -66,12 +63,10 @@
 #include <string.h>
 
 typedef struct hier_state {
-    long rpn;          /* XCHG_RANKS_PER_NODE it was built for; 0: shared memory */
-    MPI_Comm node;     /* this rank's node, members ordered by rank */
-    MPI_Comm leaders;  /* the lowest rank of every node; MPI_COMM_NULL elsewhere */
+    const xchg_node_layout *nl; /* the communicator's (not owned) */
     int nnodes, lrank, lsize;
-    int *perm;         /* position -> rank: node by node, members by rank */
-    int *first;        /* node -> its first position; first[nnodes] = P */
+    const int *perm;   /* position -> rank: node by node, members by rank */
+    const int *first;  /* node -> its first position; first[nnodes] = P */
     /* Size tables every call reuses (kept here, not temporary, so that the
      * only temporaries are data buffers, which the refusal flag covers):
      * the member's header; on a leader the node's tables. */
@@ -87,12 +82,6 @@ static void hier_free(void *p)
     hier_state *h = p;
     if (!h)
         return;
-    if (h->node != MPI_COMM_NULL)
-        MPI_Comm_free(&h->node);
-    if (h->leaders != MPI_COMM_NULL)
-        MPI_Comm_free(&h->leaders);
-    free(h->perm);
-    free(h->first);
     free(h->tab);
     free(h);
 }
@@ -130,93 +119,24 @@ static int hier_tables(hier_state *h, int P)
     return MPI_SUCCESS;
 }
 
-/* Makes the node and leader communicators and the tables. Every rank
- * takes part in both splits even after a local failure (no memory, a
- * refused split), and one allreduce then agrees whether all succeeded:
- * a failure is the same on every rank, so cs->hier_failed is agreed and
- * auto can stop choosing hierarchical at once (select.c's runnable()).
- * Built once per communicator, so the allreduce is paid once. */
-static int hier_build(xchg_comm_state *cs, long rpn, hier_state **out)
+/* The tables over the node layout. Their memory is agreed (one allreduce,
+ * once per communicator), so a failure is the same on every rank and auto
+ * stops choosing hierarchical at once (select.c's runnable()). */
+static int hier_build(xchg_comm_state *cs, const xchg_node_layout *nl, hier_state **out)
 {
-    const int P = cs->size, me = cs->rank;
-    const MPI_Comm comm = cs->pcomm;
-    int lerr = MPI_SUCCESS;
     hier_state *h = calloc(1, sizeof *h);
-    int *tmp = malloc(sizeof(int) * 3 * (size_t)P);
+    int lerr = MPI_SUCCESS;
     if (h) {
-        h->node = h->leaders = MPI_COMM_NULL;
-        h->perm = malloc(sizeof(int) * (size_t)P);
-        h->first = malloc(sizeof(int) * ((size_t)P + 1));
-    }
-    if (!h || !tmp || !h->perm || !h->first)
+        h->nl = nl;
+        h->nnodes = nl->nnodes, h->lrank = nl->lrank, h->lsize = nl->lsize;
+        h->perm = nl->perm, h->first = nl->first;
+        lerr = hier_tables(h, cs->size);
+    } else {
         lerr = xchg_error_code(MPI_ERR_NO_MEM, "hierarchical: no memory for node tables "
-                               "on rank %d", me);
-    MPI_Comm node = MPI_COMM_NULL, leaders = MPI_COMM_NULL;
-    int rc = rpn > 0 ? MPI_Comm_split(comm, (int)(me / rpn), me, &node)
-                     : MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, me,
-                                           MPI_INFO_NULL, &node);
-    if (rc != MPI_SUCCESS)
-        node = MPI_COMM_NULL; /* not a handle to free */
-    if (rc == MPI_SUCCESS)
-        rc = MPI_Comm_set_errhandler(node, MPI_ERRORS_RETURN);
-    int lrank = -1, lsize = 0;
-    if (rc == MPI_SUCCESS) {
-        MPI_Comm_rank(node, &lrank);
-        MPI_Comm_size(node, &lsize);
+                               "on rank %d", cs->rank);
     }
-    /* collective over comm: called even where the node split failed */
-    int rc2 = MPI_Comm_split(comm, lrank == 0 ? 0 : MPI_UNDEFINED, me, &leaders);
-    if (rc2 != MPI_SUCCESS)
-        leaders = MPI_COMM_NULL;
-    if (rc == MPI_SUCCESS)
-        rc = rc2;
-    if (rc == MPI_SUCCESS && leaders != MPI_COMM_NULL)
-        rc = MPI_Comm_set_errhandler(leaders, MPI_ERRORS_RETURN);
-    if (lerr == MPI_SUCCESS)
-        lerr = rc;
-    rc = xchg_agree_errors(comm, me, P, lerr, "hierarchical: making the node communicators");
-    if (rc != MPI_SUCCESS) {
-        if (node != MPI_COMM_NULL)
-            MPI_Comm_free(&node);
-        if (leaders != MPI_COMM_NULL)
-            MPI_Comm_free(&leaders);
-        hier_free(h);
-        free(tmp);
-        return rc;
-    }
-    h->rpn = rpn;
-    h->node = node;
-    h->leaders = leaders;
-    h->lrank = lrank;
-    h->lsize = lsize;
-    /* The leader (local rank 0) is the node's lowest rank: key = rank. */
-    int *lead = tmp, *nid = tmp + P, *cur = tmp + 2 * P;
-    int myleader = me;
-    if (rc == MPI_SUCCESS)
-        rc = xchg_mpi_bcast(&myleader, 1, MPI_INT, 0, h->node);
-    if (rc == MPI_SUCCESS)
-        rc = xchg_mpi_allgather(&myleader, 1, MPI_INT, lead, 1, MPI_INT, comm);
-    if (rc == MPI_SUCCESS) {
-        /* Node numbers follow the leaders' ranks, as in the leaders' comm. */
-        int n = 0;
-        for (int r = 0; r < P; r++)
-            if (lead[r] == r)
-                nid[r] = n++;
-        h->nnodes = n;
-        for (int i = 0; i <= n; i++)
-            h->first[i] = 0;
-        for (int r = 0; r < P; r++)
-            h->first[nid[lead[r]] + 1]++;
-        for (int i = 0; i < n; i++)
-            h->first[i + 1] += h->first[i];
-        for (int i = 0; i < n; i++)
-            cur[i] = h->first[i];
-        for (int r = 0; r < P; r++)
-            h->perm[cur[nid[lead[r]]]++] = r;
-    }
-    free(tmp);
-    if (rc == MPI_SUCCESS)
-        rc = hier_tables(h, P);
+    int rc = xchg_agree_errors(cs->pcomm, cs->rank, cs->size, lerr,
+                               "hierarchical: making the size tables");
     if (rc != MPI_SUCCESS) {
         hier_free(h);
         return rc;
@@ -236,21 +156,19 @@ static void flag_merge(int64_t *dst, const int64_t *src)
     }
 }
 
-/* The node and leader communicators and tables of cs, made on first use
- * (collective over cs->pcomm: two splits, a bcast on the node and an
- * allgather). */
+/* The node layout and tables of cs, made on first use (collective over
+ * cs->pcomm: the layout's split, bcast, allgather and agreement, then one
+ * more agreement). */
 static int hier_state_of(xchg_comm_state *cs, hier_state **out)
 {
-    const long rpn = cs->settings.ranks_per_node;
     hier_state *h = cs->ext[XCHG_EXT_HIERARCHICAL];
-    if (h && h->rpn != rpn) { /* never: the setting is fixed per communicator */
-        hier_free(h);
-        cs->ext[XCHG_EXT_HIERARCHICAL] = h = NULL;
-    }
     if (!h) {
-        int rc = hier_build(cs, rpn, &h);
+        const xchg_node_layout *nl;
+        int rc = xchg_node_layout_of(cs, &nl);
+        if (rc == MPI_SUCCESS)
+            rc = hier_build(cs, nl, &h);
         if (rc != MPI_SUCCESS) {
-            cs->hier_failed = 1; /* agreed (hier_build): auto stops choosing it */
+            cs->nodes_failed = 1; /* agreed: auto stops choosing it */
             return rc;
         }
         cs->ext[XCHG_EXT_HIERARCHICAL] = h;
@@ -339,7 +257,7 @@ static int members_sizes(hier_run *x)
     x->flag[0] = mh[P + 1];
     x->flag[1] = mh[P + 2];
 
-    err = xchg_mpi_gather(mh, H, MPI_INT64_T, lh, H, MPI_INT64_T, 0, h->node);
+    err = xchg_mpi_gather(mh, H, MPI_INT64_T, lh, H, MPI_INT64_T, 0, h->nl->node);
     return err;
 }
 
@@ -390,7 +308,6 @@ static int leaders_alloc(hier_run *x)
 static int leaders_sizes(hier_run *x)
 {
     xchg_call *c = x->c;
-    hier_state *h = x->h;
     const int L = x->L, N = x->N, H = x->H, *first = x->first;
     int64_t *lh = x->lh, *smsg = x->smsg, *rmsg = x->rmsg;
     MPI_Request *req = x->req;
@@ -416,7 +333,7 @@ static int leaders_sizes(hier_run *x)
     int nr = 0;
     for (int M = 0; M < N; M++) {
         int LM = first[M + 1] - first[M];
-        err = MPI_Irecv(rp, 2 + LM * L, MPI_INT64_T, M, XCHG_TAG_HIER, h->leaders,
+        err = MPI_Irecv(rp, 2 + LM * L, MPI_INT64_T, x->perm[first[M]], XCHG_TAG_HIER, c->comm,
                         &req[nr++]);
         if (err != MPI_SUCCESS)
             break;
@@ -429,7 +346,7 @@ static int leaders_sizes(hier_run *x)
         for (int l = 0; l < L; l++)
             for (int m = 0; m < LM; m++)
                 sp[2 + l * LM + m] = lh[(size_t)l * H + first[M] + m];
-        err = MPI_Isend(sp, 2 + L * LM, MPI_INT64_T, M, XCHG_TAG_HIER, h->leaders,
+        err = MPI_Isend(sp, 2 + L * LM, MPI_INT64_T, x->perm[first[M]], XCHG_TAG_HIER, c->comm,
                         &req[nr++]);
         sp += 2 + (size_t)L * LM;
     }
@@ -501,7 +418,7 @@ static int members_verdict(hier_run *x)
     int64_t *mh = x->mh, *sh = x->sh;
     int err = MPI_SUCCESS;
     /* ---- 3. members learn their incoming sizes and the verdict ---- */
-    if ((err = xchg_mpi_scatter(sh, H, MPI_INT64_T, mh, H, MPI_INT64_T, 0, h->node)) != MPI_SUCCESS)
+    if ((err = xchg_mpi_scatter(sh, H, MPI_INT64_T, mh, H, MPI_INT64_T, 0, h->nl->node)) != MPI_SUCCESS)
         return err;
     if (mh[P + 1]) {
         err = x->myerr != MPI_SUCCESS
@@ -581,7 +498,7 @@ static int pack_gather(hier_run *x)
         }
     }
     err = xchg_mpi_gatherv(x->obuf, (int)x->out_total, MPI_BYTE, x->G, gcount, goff, MPI_BYTE, 0,
-                           h->node);
+                           h->nl->node);
     return err;
 }
 
@@ -589,7 +506,6 @@ static int pack_gather(hier_run *x)
 static int leaders_exchange(hier_run *x)
 {
     xchg_call *c = x->c;
-    hier_state *h = x->h;
     const int P = x->P, L = x->L, N = x->N, leader = x->leader, *first = x->first;
     int64_t *rmsg = x->rmsg;
     MPI_Aint *rdtmp = x->rdtmp;
@@ -616,7 +532,7 @@ static int leaders_exchange(hier_run *x)
             MPI_Datatype ty;
             err = MPI_Type_create_hindexed(k, rlen, rdtmp, MPI_BYTE, &ty);
             if (err == MPI_SUCCESS && (err = MPI_Type_commit(&ty)) == MPI_SUCCESS) {
-                err = MPI_Irecv(x->R, 1, ty, M, XCHG_TAG_HIER, h->leaders, &req[nr++]);
+                err = MPI_Irecv(x->R, 1, ty, x->perm[first[M]], XCHG_TAG_HIER, c->comm, &req[nr++]);
                 MPI_Type_free(&ty); /* freed when the receive completes */
             }
         }
@@ -630,14 +546,14 @@ static int leaders_exchange(hier_run *x)
             err = MPI_Type_create_hindexed(L, slen + (size_t)M * L, sdisp + (size_t)M * L,
                                            MPI_BYTE, &ty);
             if (err == MPI_SUCCESS && (err = MPI_Type_commit(&ty)) == MPI_SUCCESS) {
-                err = MPI_Isend(x->G, 1, ty, M, XCHG_TAG_HIER, h->leaders, &req[nr++]);
+                err = MPI_Isend(x->G, 1, ty, x->perm[first[M]], XCHG_TAG_HIER, c->comm, &req[nr++]);
                 MPI_Type_free(&ty);
             }
         }
         if (x->node_lost != MPI_SUCCESS && err == MPI_SUCCESS) {
             /* No room: drain every nonempty message for this node, with a
              * zero-count receive whose truncation MPI_Recv reports on the
-             * leaders' communicator (MPI_ERRORS_RETURN); our sends are
+             * private communicator (MPI_ERRORS_RETURN); our sends are
              * posted, so this cannot block them. */
             static char sink[1];
             rp = rmsg;
@@ -648,7 +564,7 @@ static int leaders_exchange(hier_run *x)
                     t += rp[2 + q];
                 rp += 2 + (size_t)LM * L;
                 if (t > 0)
-                    xchg_mpi_recv(sink, 0, MPI_BYTE, M, XCHG_TAG_HIER, h->leaders,
+                    xchg_mpi_recv(sink, 0, MPI_BYTE, x->perm[first[M]], XCHG_TAG_HIER, c->comm,
                              MPI_STATUS_IGNORE);
             }
         }
@@ -674,7 +590,7 @@ static int scatter_unpack(hier_run *x)
         err = x->lerr;
         return err;
     }
-    err = xchg_mpi_scatterv(x->R, rcount, roff, MPI_BYTE, x->ibuf, (int)x->in_recv, MPI_BYTE, 0, h->node);
+    err = xchg_mpi_scatterv(x->R, rcount, roff, MPI_BYTE, x->ibuf, (int)x->in_recv, MPI_BYTE, 0, h->nl->node);
     if (x->lerr != MPI_SUCCESS || err != MPI_SUCCESS) {
         err = x->lerr != MPI_SUCCESS ? x->lerr : err;
         return err;

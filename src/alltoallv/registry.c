@@ -34,7 +34,7 @@ int xchg_alltoallv_mpich_model(xchg_call *c);
 int xchg_alltoallv_ompi_model(xchg_call *c);
 int xchg_alltoallv_hybrid(xchg_call *c);
 
-/* hierarchical.c: its node and leader communicators made now (collective
+/* hierarchical.c: the node layout and its size tables made now (collective
  * over cs->pcomm), and whether they exist. */
 int xchg_hierarchical_prepare(xchg_comm_state *cs);
 int xchg_hierarchical_ready(const xchg_comm_state *cs);

@@ -23,6 +23,9 @@ enum {
     XCHG_TAG_HYBRID = 111,   /* hybrid: the large blocks, sent directly (even calls) */
     XCHG_TAG_HYBRID_ODD = 112, /* ... odd calls (hybrid.c: why two) */
     XCHG_TAG_HIER = 120,
+    XCHG_TAG_NODE_PAIRS = 121,
+    XCHG_TAG_MULTILEADER = 122,
+    XCHG_TAG_BRUCK_2LEVEL = 113,
     XCHG_TAG_GRID = 130,
     XCHG_TAG_RMA = 140,      /* rma_lock: "target ready" */
     XCHG_TAG_RMA_DONE = 141, /* rma_lock: "data delivered" */
@@ -38,7 +41,12 @@ enum {
     XCHG_EXT_SPARSE = 2,
     XCHG_EXT_SELECT = 3,     /* the cached automatic choice (select.c) */
     XCHG_EXT_RECORD = 4,     /* XCHG_RECORD: the shapes seen (record.c) */
-    XCHG_EXT_COUNT = 8
+    XCHG_EXT_NODES = 5,      /* the node layout (alltoallv/node_layout.c) */
+    XCHG_EXT_NODE_PAIRS = 6,
+    XCHG_EXT_NEIGHBOR = 7,
+    XCHG_EXT_MULTILEADER = 8,
+    XCHG_EXT_BRUCK_2LEVEL = 9,
+    XCHG_EXT_COUNT = 12
 };
 
 /* The XCHG_* environment settings (table in settings.c), read once per
@@ -108,8 +116,9 @@ typedef struct xchg_comm_state {
     int rank, size;
     xchg_settings settings; /* agreed once, when the state was made */
     int node_ready;        /* node_size and on_node are known (xchg_comm_node_map) */
-    int auto_prepared;     /* xchg_select_prepare: 1 node map, 2 hierarchical's too */
-    int hier_failed;       /* hierarchical's communicators could not be made */
+    int auto_prepared;     /* xchg_select_prepare: 1 node map, 2 the node layout too */
+    int nodes_failed;      /* the node layout (node communicator) could not be made:
+                              no node-aware algorithm runs here (agreed) */
     int node_size;         /* ranks sharing this rank's node (shared memory) */
     unsigned char *on_node; /* on_node[j]: rank j of pcomm shares this rank's node
                               (NULL: unknown, every other rank counts as off-node) */

@@ -61,7 +61,7 @@
  * An algorithm with a prepare step (hierarchical's node communicators):
  * by the model only on shared-memory nodes (XCHG_RANKS_PER_NODE unset),
  * the nodes it knows; by the model or a table rule not after its setup
- * failed on some rank (agreed: XCHG_AF_HIER_FAILED). Its first run makes
+ * failed on some rank (agreed: XCHG_AF_NODES_FAILED). Its first run makes
  * it, collectively: fine in a blocking call, where every rank runs it
  * together, but not inside a nonblocking exchange's coroutine. So a
  * nonblocking auto exchange makes it at its start (xchg_select_prepare),
@@ -166,7 +166,7 @@ static void local_fields(const xchg_call *c, long long *f)
     f[XCHG_AF_MAX_SMALL_SEND] = ssmall;
     f[XCHG_AF_MAX_SMALL_RECV] = rsmall;
     f[XCHG_AF_SUM_SMALL] = sum_small;
-    f[XCHG_AF_HIER_FAILED] = c->cs->hier_failed;
+    f[XCHG_AF_NODES_FAILED] = c->cs->nodes_failed;
     f[XCHG_AF_MAX_NODE] = c->cs->node_size;
     f[XCHG_AF_SUM_OFF] = soff;
     f[XCHG_AF_SUM_BYTES] = sbytes - (long long)c->sendcounts[c->rank] * c->st.size;
@@ -301,7 +301,7 @@ static xchg_algo choose(xchg_call *c, const long long *f, int fresh, double *bes
         if (cand[i]->padded && padded > (double)c->temp_limit)
             continue;
         if (cand[i]->prepare &&
-            (f[XCHG_AF_HIER_FAILED] || c->cs->settings.ranks_per_node != 0))
+            (f[XCHG_AF_NODES_FAILED] || c->cs->settings.ranks_per_node != 0))
             continue;
         double tm = times[i] = xchg_model_time(a, &m, &s);
         if (!cand[i]->prepare && tm < fallback_t) {
@@ -321,7 +321,7 @@ static xchg_algo choose(xchg_call *c, const long long *f, int fresh, double *bes
     *best_out = best_t;
     xchg_algo t = table_ok ? xchg_table_lookup(&s, &m) : XCHG_ALGO_INVALID;
     if (t != XCHG_ALGO_INVALID && !(is_padded(t) && padded > (double)c->temp_limit) &&
-        !(has_prepare(t) && f[XCHG_AF_HIER_FAILED])) {
+        !(has_prepare(t) && f[XCHG_AF_NODES_FAILED])) {
         best = t;
         why = "tuning table";
     }
@@ -394,7 +394,7 @@ void xchg_select_prepare(xchg_comm_state *cs, int nonblocking)
     for (int i = 0; i < xchg_registry_count(); i++) {
         const xchg_algo_info *info = xchg_registry_at(i);
         if (info->candidate && info->prepare)
-            (void)info->prepare(cs); /* a failure sets cs->hier_failed */
+            (void)info->prepare(cs); /* a failure sets cs->nodes_failed */
     }
 }
 
@@ -429,7 +429,7 @@ static xchg_algo runnable(const xchg_call *c, const select_state *st)
 {
     const xchg_algo_info *info = xchg_registry_find(st->choice);
     if (info && info->prepare &&
-        (c->cs->hier_failed || (xchg_coro_inside() && !info->ready(c->cs))))
+        (c->cs->nodes_failed || (xchg_coro_inside() && !info->ready(c->cs))))
         return st->fallback;
     return st->choice;
 }

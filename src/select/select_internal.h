@@ -28,7 +28,7 @@ enum {
     XCHG_AF_MAX_LARGE_POSTS, /* most blocks over T (sends + receives) of a rank */
     XCHG_AF_MAX_SMALL_SEND,  /* largest volume a rank sends in blocks up to T */
     XCHG_AF_MAX_SMALL_RECV,  /* ... and receives */
-    XCHG_AF_HIER_FAILED,     /* 1 where hierarchical may not be chosen (its split failed) */
+    XCHG_AF_NODES_FAILED,    /* 1 where no node-aware algorithm may be chosen (the node split failed) */
     XCHG_AF_MAX_NODE,        /* most ranks on one node (a rank's node size is local) */
     XCHG_AF_NMAX,
     XCHG_AF_SUM_OFF = XCHG_AF_NMAX, /* SUM: bytes sent off-node, all ranks */
