@@ -157,7 +157,7 @@ static void flag_merge(int64_t *dst, const int64_t *src)
 }
 
 /* The node layout and tables of cs, made on first use (collective over
- * cs->pcomm: the layout's split, bcast, allgather and agreement, then one
+ * cs->pcomm: the layout's split, agreement and allgather, then one
  * more agreement). */
 static int hier_state_of(xchg_comm_state *cs, hier_state **out)
 {

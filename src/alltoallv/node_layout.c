@@ -46,9 +46,27 @@ static void layout_tables(xchg_node_layout *n, const int *lead, int P, int me, i
     n->mynode = n->node_of[me];
 }
 
-/* Makes the layout. Every rank takes part in the split even after a local
- * failure (no memory), and one allreduce agrees whether all succeeded, so
- * a failure is the same on every rank. */
+/* The node's leader (its lowest rank: the split's key is the rank) as a
+ * rank of comm: a local group translation, no message. */
+static int leader_of(MPI_Comm node, MPI_Comm comm, int *leader)
+{
+    MPI_Group gn, gc;
+    int zero = 0;
+    int rc = MPI_Comm_group(node, &gn);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if ((rc = MPI_Comm_group(comm, &gc)) == MPI_SUCCESS) {
+        rc = MPI_Group_translate_ranks(gn, 1, &zero, gc, leader);
+        MPI_Group_free(&gc);
+    }
+    MPI_Group_free(&gn);
+    return rc;
+}
+
+/* Makes the layout: a split, an agreement, an allgather. Every rank
+ * takes part in the split and the agreement even after a local failure
+ * (no memory, a refused split), so a failure is the same on every rank;
+ * the allgather runs only where every rank succeeded. */
 static int layout_build(xchg_comm_state *cs, long rpn, xchg_node_layout **out)
 {
     const int P = cs->size, me = cs->rank;
@@ -74,22 +92,21 @@ static int layout_build(xchg_comm_state *cs, long rpn, xchg_node_layout **out)
         node = MPI_COMM_NULL; /* not a handle to free */
     if (rc == MPI_SUCCESS)
         rc = MPI_Comm_set_errhandler(node, MPI_ERRORS_RETURN);
+    int myleader = me;
+    if (rc == MPI_SUCCESS)
+        rc = leader_of(node, comm, &myleader);
     if (lerr == MPI_SUCCESS)
         lerr = rc;
     rc = xchg_agree_errors(comm, me, P, lerr, "node layout: making the node communicator");
+    if (rc == MPI_SUCCESS)
+        rc = xchg_mpi_allgather(&myleader, 1, MPI_INT, lead, 1, MPI_INT, comm);
     if (rc == MPI_SUCCESS) {
         n->rpn = rpn;
         n->node = node;
         node = MPI_COMM_NULL;
         MPI_Comm_rank(n->node, &n->lrank);
         MPI_Comm_size(n->node, &n->lsize);
-        /* The leader (local rank 0) is the node's lowest rank: key = rank. */
-        int myleader = me;
-        rc = xchg_mpi_bcast(&myleader, 1, MPI_INT, 0, n->node);
-        if (rc == MPI_SUCCESS)
-            rc = xchg_mpi_allgather(&myleader, 1, MPI_INT, lead, 1, MPI_INT, comm);
-        if (rc == MPI_SUCCESS)
-            layout_tables(n, lead, P, me, lead + P);
+        layout_tables(n, lead, P, me, lead + P);
     }
     if (node != MPI_COMM_NULL)
         MPI_Comm_free(&node);

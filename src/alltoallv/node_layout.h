@@ -30,7 +30,7 @@ typedef struct xchg_node_layout {
 } xchg_node_layout;
 
 /* The layout of cs, made on first use (collective over cs->pcomm: one
- * split, a bcast on the node, an allgather and an agreement). On failure
+ * split, an agreement and an allgather). On failure
  * every rank returns an error of the same class and cs->nodes_failed is
  * set. */
 int xchg_node_layout_of(xchg_comm_state *cs, const xchg_node_layout **out);
