@@ -65,7 +65,9 @@ typedef enum xchg_algo {
     XCHG_ALGO_RMA_LOCK = 12,       /* "rma_lock" */
     XCHG_ALGO_MPICH_MODEL = 13,    /* "mpich_model": baseline, MPICH 4.0's default */
     XCHG_ALGO_OMPI_MODEL = 14,     /* "ompi_model": baseline, Open MPI 4.1's default */
-    XCHG_ALGO_HYBRID = 15          /* "hybrid": small blocks by radix Bruck, large directly */
+    XCHG_ALGO_HYBRID = 15,         /* "hybrid": small blocks by radix Bruck, large directly */
+    /* 16, 17: reserved (node_pairs, multileader) */
+    XCHG_ALGO_BRUCK_2LEVEL = 18    /* "bruck_2level": radix Bruck across, then inside nodes */
 } xchg_algo;
 
 /* MPI_Alltoallv with the same signature and semantics (MPI_IN_PLACE as

@@ -13,6 +13,12 @@
  *    and the user's buffer past the block is untouched.
  * 4. XCHG_BRUCK_RADIX out of range or garbage (rejected with a warning:
  *    the default radix) still gives correct results.
+ * 5. bruck_2level on nodes of XCHG_RANKS_PER_NODE = 1, 2, 3 (7 ranks: 3,
+ *    3, 1) and shared-memory nodes: 2 and 3 above; one rank's argument
+ *    error and one rank out of memory before its first message (the
+ *    unagreed XCHG_FAULT_TEMP_LIMIT) give every rank the same class with
+ *    recvbuf untouched; radix and burst settings (XCHG_BRUCK_RADIX_INTER,
+ *    _INTRA, XCHG_THROTTLE), also out of range, give correct results.
  * Failures are printed (tests/check.h); the exit code is non-zero on any.
  */
 #include "xchg.h"
@@ -99,6 +105,102 @@ static void usable_after(const char *label, xchg_algo a, bufs *b, MPI_Comm comm)
     int rc = run(a, b, comm);
     snprintf(w, sizeof w, "%s: next call succeeds (%s)", label, a2av_err_msg(rc));
     CHECK(rc == MPI_SUCCESS && correct(b), "%s", w);
+}
+
+/* Every rank ended with class `cls`. */
+static int same_class_everywhere(int cls)
+{
+    int mn, mx;
+    MPI_Allreduce(&cls, &mn, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&cls, &mx, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    return mn == mx;
+}
+
+/* 5. bruck_2level's contract on nodes of k ranks (NULL: shared memory). */
+static void two_level(bufs *b, const char *k)
+{
+    const xchg_algo a = XCHG_ALGO_BRUCK_2LEVEL;
+    const char *rpn = k ? k : "unset";
+    char w[400];
+    if (k)
+        setenv("XCHG_RANKS_PER_NODE", k, 1);
+    else
+        unsetenv("XCHG_RANKS_PER_NODE");
+    /* out of memory mid-exchange (the limit agreed from rank 0) */
+    const char *limits[] = {"1", "3000", "6000", "10000", "24000"};
+    for (int l = 0; l < 5; l++) {
+        int rc = run_env(a, b, "XCHG_MAX_TEMP_BYTES", rank == 0 ? limits[l] : NULL);
+        int cls = a2av_err_class(rc);
+        /* alone, a rank copies its block directly */
+        int must_fail = rank == 0 && P > 1 && (size_t)atol(limits[l]) < (size_t)P * 1024;
+        snprintf(w, sizeof w, "bruck_2level, rpn %s, limit %s: got class %d (%s)", rpn,
+                 limits[l], cls, a2av_err_msg(rc));
+        CHECK(must_fail ? cls == MPI_ERR_NO_MEM
+              : (cls == MPI_ERR_NO_MEM || (cls == MPI_SUCCESS && correct(b))), "%s", w);
+    }
+    /* the last rank out of memory before its first message: all refuse */
+    {
+        int rc = run_env(a, b, "XCHG_FAULT_TEMP_LIMIT", rank == P - 1 ? "1" : NULL);
+        int cls = a2av_err_class(rc);
+        snprintf(w, sizeof w, "bruck_2level, rpn %s, rank %d without memory: class %d on "
+                 "every rank, recvbuf untouched (%s)", rpn, P - 1, cls, a2av_err_msg(rc));
+        CHECK(same_class_everywhere(cls) && (P == 1 || cls == MPI_ERR_NO_MEM) &&
+              (P == 1 || b->rb[0] == -1), "%s", w);
+    }
+    MPI_Comm c2;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c2); /* settings (rpn) read at its first call */
+    MPI_Comm_set_errhandler(c2, MPI_ERRORS_RETURN);
+    /* one rank's argument error: agreed, recvbuf untouched everywhere */
+    {
+        if (rank == P - 1)
+            b->sc[0] = -1;
+        int rc = run(a, b, c2);
+        int cls = a2av_err_class(rc);
+        b->sc[0] = b->n;
+        snprintf(w, sizeof w, "bruck_2level, rpn %s, sendcounts[0] = -1 on rank %d: class "
+                 "%d on every rank, recvbuf untouched (%s)", rpn, P - 1, cls, a2av_err_msg(rc));
+        CHECK(cls == MPI_ERR_COUNT && same_class_everywhere(cls) && b->rb[0] == -1 &&
+              strstr(a2av_err_msg(rc), rank == P - 1 ? "sendcounts[0]" : "rank"), "%s", w);
+        usable_after("bruck_2level after an argument error", a, b, c2);
+    }
+    /* truncation: rank t receives one int less from rank 0 */
+    {
+        int t = P > 1 ? 1 : 0;
+        if (rank == t)
+            b->rc[0] = b->n - 1;
+        int rc = run(a, b, c2);
+        int cls = a2av_err_class(rc);
+        snprintf(w, sizeof w, "bruck_2level, rpn %s, recvcounts[0] short on rank %d: class "
+                 "%d (%s)", rpn, t, cls, a2av_err_msg(rc));
+        if (rank == t)
+            CHECK(cls == MPI_ERR_TRUNCATE && (P == 1 || strstr(a2av_err_msg(rc), "recvcounts[0]")) &&
+                  b->rb[b->n - 1] == -1, "%s", w);
+        else
+            CHECK(cls == MPI_SUCCESS && correct(b), "%s", w);
+        b->rc[0] = b->n;
+        usable_after("bruck_2level after a truncation", a, b, c2);
+    }
+    MPI_Comm_free(&c2);
+    /* radices and the burst limit */
+    const char *vars[] = {"XCHG_BRUCK_RADIX_INTER", "XCHG_BRUCK_RADIX_INTRA", "XCHG_THROTTLE"};
+    const char *vals[] = {"2", "3", "1", "-7", "1000000", "0", "x3"};
+    for (int v = 0; v < 3; v++)
+        for (int i = 0; i < 7; i++) {
+            int rc = run_env(a, b, vars[v], vals[i]);
+            snprintf(w, sizeof w, "bruck_2level, rpn %s, %s='%s' (%s)", rpn, vars[v], vals[i],
+                     a2av_err_msg(rc));
+            CHECK(rc == MPI_SUCCESS && correct(b), "%s", w);
+        }
+    /* every partner of a round in its own batch */
+    setenv("XCHG_BRUCK_RADIX_INTER", "1000", 1);
+    setenv("XCHG_BRUCK_RADIX_INTRA", "1000", 1);
+    int rc = run_env(a, b, "XCHG_THROTTLE", "2");
+    unsetenv("XCHG_BRUCK_RADIX_INTER");
+    unsetenv("XCHG_BRUCK_RADIX_INTRA");
+    snprintf(w, sizeof w, "bruck_2level, rpn %s, one round per level in batches of 2 (%s)",
+             rpn, a2av_err_msg(rc));
+    CHECK(rc == MPI_SUCCESS && correct(b), "%s", w);
+    unsetenv("XCHG_RANKS_PER_NODE");
 }
 
 int main(int argc, char **argv)
@@ -198,6 +300,13 @@ int main(int argc, char **argv)
             snprintf(w, sizeof w, "XCHG_BRUCK_RADIX='%s' (%s)", radix[i], a2av_err_msg(rc));
             CHECK(rc == MPI_SUCCESS && correct(&b), "%s", w);
         }
+    }
+
+    /* 5. bruck_2level */
+    {
+        const char *rpn[] = {"1", "2", "3", NULL};
+        for (int i = 0; i < 4; i++)
+            two_level(&b, rpn[i]);
     }
 
     unmake(&b);

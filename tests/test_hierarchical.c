@@ -9,7 +9,10 @@
  * and incoming data, so within each node of more than one rank the leader
  * (the node's first rank) reports strictly more than every other member.
  * With the variable unset all ranks of this machine share one node, led by
- * rank 0. Prints "N passed, M failed"; exits non-zero on a failure.
+ * rank 0. The node-aware bruck_2level runs the same exchanges on the same
+ * communicators (values only: it has no leader), also after hierarchical
+ * on one communicator (both share its node layout). Prints "N passed, M
+ * failed"; exits non-zero on a failure.
  */
 #include "xchg.h"
 
@@ -26,7 +29,7 @@ static int me, P, npass, nfail;
  * leader holds more. */
 static int count(int s, int d) { (void)s; (void)d; return 3; }
 
-static int run_once(MPI_Comm comm, int k)
+static int run_once(MPI_Comm comm, int k, xchg_algo algo)
 {
     int *sc = malloc(sizeof(int) * P), *sd = malloc(sizeof(int) * P);
     int *rc = malloc(sizeof(int) * P), *rd = malloc(sizeof(int) * P);
@@ -45,8 +48,8 @@ static int run_once(MPI_Comm comm, int k)
             sb[sd[r] + i] = me * 1000000 + r * 1000 + i;
     for (int i = 0; i < nr; i++)
         rb[i] = -7;
-    int ok = xchg_alltoallv_algo(XCHG_ALGO_HIERARCHICAL, sb, sc, sd, MPI_INT, rb, rc, rd,
-                                 MPI_INT, comm) == MPI_SUCCESS;
+    int ok = xchg_alltoallv_algo(algo, sb, sc, sd, MPI_INT, rb, rc, rd, MPI_INT, comm) ==
+             MPI_SUCCESS;
     for (int r = 0; r < P && ok; r++) {
         if (rb[rd[r] - 1] != -7)
             ok = 0;
@@ -55,8 +58,17 @@ static int run_once(MPI_Comm comm, int k)
                 ok = 0;
     }
     char what[64];
-    snprintf(what, sizeof what, "values, XCHG_RANKS_PER_NODE=%d", k);
+    snprintf(what, sizeof what, "%s values, XCHG_RANKS_PER_NODE=%d", xchg_algo_name(algo), k);
     CHECK_ALL(ok, "%s", what);
+    if (algo != XCHG_ALGO_HIERARCHICAL) {
+        free(sb);
+        free(rb);
+        free(sc);
+        free(sd);
+        free(rc);
+        free(rd);
+        return ok;
+    }
 
     /* leaders hold more temporary memory than the members of their node */
     xchg_stats st;
@@ -102,11 +114,16 @@ int main(int argc, char **argv)
             unsetenv("XCHG_RANKS_PER_NODE");
         }
         /* settings are read once per communicator: a new one per k */
-        MPI_Comm comm;
+        MPI_Comm comm, comm2;
         MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-        run_once(comm, ks[i]);
-        run_once(comm, ks[i]); /* the cached grouping, again */
+        MPI_Comm_dup(MPI_COMM_WORLD, &comm2);
+        run_once(comm, ks[i], XCHG_ALGO_HIERARCHICAL);
+        run_once(comm, ks[i], XCHG_ALGO_HIERARCHICAL); /* the cached grouping, again */
+        run_once(comm, ks[i], XCHG_ALGO_BRUCK_2LEVEL);   /* on the same layout */
+        run_once(comm2, ks[i], XCHG_ALGO_BRUCK_2LEVEL);  /* the layout made by it */
+        run_once(comm2, ks[i], XCHG_ALGO_BRUCK_2LEVEL);
         MPI_Comm_free(&comm);
+        MPI_Comm_free(&comm2);
     }
     if (me == 0)
         printf("test_hierarchical on %d ranks: %d passed, %d failed\n", P, npass, nfail);

@@ -75,6 +75,9 @@ int xchg_registry_candidates(const xchg_algo_info *out[], int max);
 
 /* The radix bruck_radix uses on P ranks (XCHG_BRUCK_RADIX or ceil(sqrt P)). */
 int xchg_bruck_radix_for(const xchg_settings *s, int P);
+/* The same for a radix setting (0: ceil(sqrt P)), clamped to 2..P
+ * (bruck_2level's levels: XCHG_BRUCK_RADIX_INTER over nodes, _INTRA inside). */
+int xchg_bruck_radix_of(int setting, int P);
 /* hybrid's threshold: blocks of more bytes go directly (XCHG_HYBRID_THRESHOLD). */
 size_t xchg_hybrid_threshold_for(const xchg_settings *s);
 

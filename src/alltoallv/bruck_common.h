@@ -41,9 +41,14 @@ int xchg_bruck_unpack_from(const xchg_call *c, int peer, const void *in, size_t 
 int xchg_bruck_post(void *buf, size_t bytes, int peer, int is_send, MPI_Comm comm,
                     MPI_Request *req, int *n);
 
+/* The same with another tag (bruck_2level's). */
+int xchg_bruck_post_tag(void *buf, size_t bytes, int peer, int tag, int is_send, MPI_Comm comm,
+                        MPI_Request *req, int *n);
+
 /* Receives and discards a message of `bytes` bytes sent with
  * xchg_bruck_post (blocking; for a rank that has no room left). */
 void xchg_bruck_drain(size_t bytes, int peer, MPI_Comm comm);
+void xchg_bruck_drain_tag(size_t bytes, int peer, int tag, MPI_Comm comm);
 
 /* The padded algorithms' collective agreement: one xchg_mpi_allreduce(MAX) of the
  * largest packed send block and of the tightest temporary-memory budget.
@@ -78,5 +83,37 @@ int xchg_bruck_twophase_run(xchg_call *c, int radix, const char *who);
  * whatever its receive counts say. */
 int xchg_bruck_twophase_run_ex(xchg_call *c, int radix, const char *who,
                                const unsigned char *direct, int64_t *announced);
+
+/* The same engine over a group of ranks of c->comm given by position (a
+ * node, or one place of every node: bruck_2level), with its own tag, its
+ * blocks from and to callbacks, and a burst limit. Slot numbering and
+ * partners are in positions. Failure marks (int64, merged by MAX) travel
+ * in every size message: mark is the one carried in (0: none; the run
+ * spreads it) and, on return, the highest heard; my_mark (> 0) is what
+ * this rank sends once it drops its blocks (no memory). Where the final
+ * mark is nonzero nothing is delivered and the caller decides the error
+ * (every rank the mark reaches learns it by the end of the run);
+ * the return value is this rank's own first error (memory, packing,
+ * delivery, MPI). */
+typedef struct xchg_bruck_group {
+    int size, pos;         /* group size, this rank's position */
+    const int *ranks;      /* position -> rank of c->comm */
+    int radix;             /* 2 .. size (2 where size < 2) */
+    int tag;
+    int burst;             /* most partners a round posts at once (0: all) */
+    const char *who;
+    void *ctx;
+    size_t (*bytes)(void *ctx, int j); /* this rank's block for position j */
+    int (*pack)(void *ctx, int j, void *out);
+    int (*deliver)(void *ctx, int j, const void *in, size_t bytes); /* from position j */
+    int64_t mark, my_mark;
+    /* keep: the final store (where delivered blocks point) is handed to
+     * the caller in store/store_bytes, to free with xchg_temp_free */
+    int keep;
+    char *store;
+    size_t store_bytes;
+    int mpierr;            /* out: MPI itself failed (the run stopped) */
+} xchg_bruck_group;
+int xchg_bruck_group_run(xchg_call *c, xchg_bruck_group *g);
 
 #endif

@@ -23,16 +23,21 @@
 
 #include <limits.h>
 
-int xchg_bruck_radix_for(const xchg_settings *s, int P)
+int xchg_bruck_radix_of(int setting, int P)
 {
     int r = 2;
     while ((long)r * r < P)
         r++;
-    if (s->bruck_radix != 0) /* 0: unset (or rejected) */
-        r = s->bruck_radix > P ? P : s->bruck_radix < 2 ? 2 : s->bruck_radix;
+    if (setting != 0) /* 0: unset (or rejected) */
+        r = setting > P ? P : setting < 2 ? 2 : setting;
     if (r > P)
         r = P < 2 ? 2 : P; /* P = 1: no round runs */
     return r;
+}
+
+int xchg_bruck_radix_for(const xchg_settings *s, int P)
+{
+    return xchg_bruck_radix_of(s->bruck_radix, P);
 }
 
 int xchg_alltoallv_bruck_radix(xchg_call *c)

@@ -54,6 +54,12 @@ static const struct setting_def {
     [XCHG_SET_BRUCK_RADIX] = {"XCHG_BRUCK_RADIX", KIND_INT, 2, 1 << 30, 0,
                               "0 (ceil(sqrt P)) or an integer in [2, 2^30], clamped to P", 1,
                               "ceil(sqrt P)"},
+    [XCHG_SET_BRUCK_RADIX_INTRA] = {"XCHG_BRUCK_RADIX_INTRA", KIND_INT, 2, 1 << 30, 0,
+                                    "0 (ceil(sqrt L)) or an integer in [2, 2^30], clamped "
+                                    "to the node size L", 1, "ceil(sqrt L)"},
+    [XCHG_SET_BRUCK_RADIX_INTER] = {"XCHG_BRUCK_RADIX_INTER", KIND_INT, 2, 1 << 30, 0,
+                                    "0 (ceil(sqrt N)) or an integer in [2, 2^30], clamped "
+                                    "to the number of nodes N", 1, "ceil(sqrt N)"},
     [XCHG_SET_HYBRID_THRESHOLD] = {"XCHG_HYBRID_THRESHOLD", KIND_BYTES, 0, INT64_MAX, 0,
                                    "bytes in [0, 2^63), suffix K, M or G allowed", 0,
                                    "256"},
@@ -231,6 +237,12 @@ static void apply(xchg_settings *s, int i, int64_t v, const char *text)
         break;
     case XCHG_SET_BRUCK_RADIX:
         s->bruck_radix = (int)(v == VALUE_UNSET ? defs[i].dflt : v);
+        break;
+    case XCHG_SET_BRUCK_RADIX_INTRA:
+        s->bruck_radix_intra = (int)(v == VALUE_UNSET ? defs[i].dflt : v);
+        break;
+    case XCHG_SET_BRUCK_RADIX_INTER:
+        s->bruck_radix_inter = (int)(v == VALUE_UNSET ? defs[i].dflt : v);
         break;
     case XCHG_SET_HYBRID_THRESHOLD:
         s->hybrid_threshold = v == VALUE_UNSET ? -1 : v;

@@ -58,6 +58,8 @@ typedef enum xchg_setting_id {
     XCHG_SET_SPARSE_ALGO,
     XCHG_SET_THROTTLE,
     XCHG_SET_BRUCK_RADIX,
+    XCHG_SET_BRUCK_RADIX_INTRA,
+    XCHG_SET_BRUCK_RADIX_INTER,
     XCHG_SET_HYBRID_THRESHOLD,
     XCHG_SET_AUTO_MIN_P,
     XCHG_SET_AUTO_REFRESH,
@@ -78,6 +80,8 @@ typedef struct xchg_settings {
     char alltoallv_algo_text[64], sparse_algo_text[64]; /* as set, for messages */
     int throttle;                 /* requests in flight (scattered, the model) */
     int bruck_radix;              /* 0: ceil(sqrt P) */
+    int bruck_radix_intra;        /* bruck_2level inside a node; 0: ceil(sqrt L) */
+    int bruck_radix_inter;        /* bruck_2level across nodes; 0: ceil(sqrt nodes) */
     int64_t hybrid_threshold;     /* bytes; -1: hybrid's default */
     long auto_min_p;              /* auto's statistics from this many ranks */
     long auto_refresh;            /* most auto calls between two refreshes */

@@ -95,6 +95,8 @@ typedef struct xchg_model_params {
     double sync;         /* extra s per pairwise step */
     double vendor_overhead_factor;
     double throttle, radix;
+    /* bruck_2level's radix settings (0: ceil(sqrt) of the level's size) */
+    int radix_intra_set, radix_inter_set;
     double alltoall_bruck_bytes; /* padded slot bytes below which MPI_Alltoall is log P */
 } xchg_model_params;
 
