@@ -33,11 +33,15 @@ int xchg_alltoallv_rma_lock(xchg_call *c);
 int xchg_alltoallv_mpich_model(xchg_call *c);
 int xchg_alltoallv_ompi_model(xchg_call *c);
 int xchg_alltoallv_hybrid(xchg_call *c);
+int xchg_alltoallv_node_pairs(xchg_call *c);
 
 /* hierarchical.c: the node layout and its size tables made now (collective
  * over cs->pcomm), and whether they exist. */
 int xchg_hierarchical_prepare(xchg_comm_state *cs);
 int xchg_hierarchical_ready(const xchg_comm_state *cs);
+/* node_pairs.c: the same for its node tables. */
+int xchg_node_pairs_prepare(xchg_comm_state *cs);
+int xchg_node_pairs_ready(const xchg_comm_state *cs);
 
 /* Persistent hooks (xchg_persist_ops); entries without take the generic path. */
 extern const xchg_persist_ops xchg_vendor_persist, xchg_linear_persist,
@@ -55,6 +59,7 @@ double xchg_model_bruck_radix(const xchg_model_params *m, const xchg_pattern_sta
 double xchg_model_hybrid(const xchg_model_params *m, const xchg_pattern_stats *s);
 double xchg_model_hierarchical(const xchg_model_params *m, const xchg_pattern_stats *s);
 double xchg_model_grid(const xchg_model_params *m, const xchg_pattern_stats *s);
+double xchg_model_node_pairs(const xchg_model_params *m, const xchg_pattern_stats *s);
 
 static const xchg_algo_info registry[] = {
     {XCHG_ALGO_VENDOR, "vendor", "the MPI library's MPI_Alltoallv: the baseline",
@@ -90,6 +95,11 @@ static const xchg_algo_info registry[] = {
      xchg_alltoallv_hierarchical, NULL, xchg_model_hierarchical, .candidate = 10,
      .agrees_errors = 1, .prepare = xchg_hierarchical_prepare,
      .ready = xchg_hierarchical_ready},
+    {XCHG_ALGO_NODE_PAIRS, "node_pairs",
+     "each node pair one message between two relays, gathered and scattered in the node: "
+     "many ranks per node, small and medium blocks",
+     xchg_alltoallv_node_pairs, NULL, xchg_model_node_pairs, .candidate = 11,
+     .agrees_errors = 1, .prepare = xchg_node_pairs_prepare, .ready = xchg_node_pairs_ready},
     {XCHG_ALGO_GRID, "grid",
      "row then column through a sqrt(P) grid: about 2 sqrt(P) messages, small blocks at large P",
      xchg_alltoallv_grid, NULL, xchg_model_grid, .candidate = 8, .agrees_errors = 1},

@@ -352,6 +352,39 @@ double xchg_model_hierarchical(const xchg_model_params *m, const xchg_pattern_st
            copies(m, snd + rcv, 2.0 * (P - 1.0) * nonempty_share(s));
 }
 
+double xchg_model_node_pairs(const xchg_model_params *m, const xchg_pattern_stats *s)
+{
+    model_terms k;
+    terms_of(m, s, &k);
+    const double P = k.P, o = k.o, node = k.node, off = k.off, mean = k.mean;
+    /* L ranks per node, N nodes, every member a relay for about (N-1)/L
+     * nodes (node_pairs.c): (1) L-1 messages to and from the node-mates
+     * (the rank's outgoing blocks, and as relay about a mean volume in),
+     * each received after a probe; (2) ns messages each way to the
+     * partners, the node's off-node volume and its size headers (L x L
+     * int64 per node pair) on the node's link; (3) L-1 messages back
+     * inside the node (from the node-mates that serve a node). Every
+     * member packs and unpacks its blocks; MPI packs the relayed ones
+     * (hindexed sends) once per hop. A probe costs about 0.4 o (linear
+     * probing every message at P=64, 16 B: 63 probes, 5.1 us more,
+     * p2p_common.h). A single node or one rank per node gains nothing:
+     * not modelled. */
+    const double L = node, N = ceil(P / node);
+    if (L <= 1.0 || N <= 1.0)
+        return INFINITY;
+    const double probe = 0.4 * o, ns = ceil((N - 1.0) / L), relays = fmin(L - 1.0, N - 1.0);
+    const double snd = (double)s->max_send_bytes, rcv = (double)s->max_recv_bytes;
+    const double hdr = (N - 1.0) * L * L * 8.0; /* size headers leaving a node */
+    const double gather = m->alpha_intra + fmax((L - 1.0) * o, fmax(snd, mean) * m->beta_intra) +
+                          (L - 1.0) * (o + probe);
+    const double pairs = alpha_at(m, s, P) + fmax(ns * (2.0 * o + probe),
+                                                  (off + hdr) * m->beta + ns * o);
+    const double scatter = m->alpha_intra + fmax(relays * o, fmax(rcv, mean) * m->beta_intra) +
+                           relays * (o + probe);
+    return gather + pairs + scatter +
+           copies(m, snd + rcv + 2.0 * fmax(snd, mean), 2.0 * (P - 1.0) * nonempty_share(s));
+}
+
 double xchg_model_grid(const xchg_model_params *m, const xchg_pattern_stats *s)
 {
     model_terms k;
