@@ -1,0 +1,219 @@
+/*
+ * test_node_pairs.c - "node_pairs" over nodes made by XCHG_RANKS_PER_NODE
+ * (read once per communicator): its relays, its agreed refusals and its
+ * relay that runs out of memory.
+ *
+ * For k = 2, 3, 1, unset (one machine: one node), 2 (set with setenv alike
+ * on all ranks, then a new communicator each):
+ *  - values: two exchanges of 3 ints per block, checked by formula, with a
+ *    gap before each receive block that must stay untouched;
+ *  - relays: within a node of 2+ members, a member that relays for more
+ *    remote ranks (the nodes at distance d = place+1, place+1+L, ... by
+ *    node_pairs.c's rule) holds strictly more temporary memory
+ *    (xchg_get_stats) than a node-mate relaying for fewer;
+ *  - agreed: one rank's argument error (sendcounts[0] = -1 on rank P-1)
+ *    and one rank without memory for its own blocks
+ *    (XCHG_FAULT_TEMP_LIMIT=0 there) give every rank the same class
+ *    (MPI_ERR_COUNT, MPI_ERR_NO_MEM), with nothing written to any
+ *    receive buffer; then a good call works;
+ *  - relay refused: the busiest relay limited to one byte under its peak
+ *    (its last allocation, a relayed message, fails mid-exchange): it
+ *    returns MPI_ERR_NO_MEM, every other rank MPI_ERR_NO_MEM or the right
+ *    data, nobody hangs (the CTest timeout); then a good call works.
+ * Prints "N passed, M failed"; exits non-zero on a failure.
+ */
+#include "xchg.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#define CHECK_RANK me
+#include "check.h"
+
+static int me, P, npass, nfail;
+
+enum { B = 3 }; /* ints per block */
+
+typedef struct bufs {
+    int sc[64], sd[64], rc[64], rd[64];
+    int sb[64 * B], rb[64 * (B + 1)];
+} bufs;
+
+static void fill(bufs *b)
+{
+    for (int r = 0; r < P; r++) {
+        b->sc[r] = b->rc[r] = B;
+        b->sd[r] = r * B;
+        b->rd[r] = r * (B + 1) + 1; /* a gap before each block */
+        for (int i = 0; i < B; i++)
+            b->sb[r * B + i] = me * 1000000 + r * 1000 + i;
+    }
+    for (int i = 0; i < P * (B + 1); i++)
+        b->rb[i] = -7;
+}
+
+static int correct(const bufs *b)
+{
+    for (int r = 0; r < P; r++) {
+        if (b->rb[b->rd[r] - 1] != -7)
+            return 0;
+        for (int i = 0; i < B; i++)
+            if (b->rb[b->rd[r] + i] != r * 1000000 + me * 1000 + i)
+                return 0;
+    }
+    return 1;
+}
+
+/* Nothing written, except (maybe) this rank's own block. */
+static int untouched(const bufs *b)
+{
+    for (int i = 0; i < P * (B + 1); i++)
+        if (b->rb[i] != -7 && (i < b->rd[me] || i >= b->rd[me] + B))
+            return 0;
+    return 1;
+}
+
+static int run(bufs *b, MPI_Comm comm)
+{
+    int code = xchg_alltoallv_algo(XCHG_ALGO_NODE_PAIRS, b->sb, b->sc, b->sd, MPI_INT, b->rb,
+                                   b->rc, b->rd, MPI_INT, comm), cls;
+    MPI_Error_class(code, &cls);
+    return cls;
+}
+
+static int same_everywhere(int v)
+{
+    int mn, mx;
+    MPI_Allreduce(&v, &mn, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&v, &mx, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    return mn == mx;
+}
+
+/* Remote ranks rank r relays for, on nodes of k ranks (k = P: one node). */
+static int relayed(int r, int k)
+{
+    int N = (P + k - 1) / k, a = r / k, L = a == N - 1 ? P - a * k : k, n = 0;
+    for (int d = r % k + 1; d < N; d += L) {
+        int b = (a + d) % N;
+        n += b == N - 1 ? P - b * k : k;
+    }
+    return n;
+}
+
+static unsigned long long temp_bytes(MPI_Comm comm)
+{
+    xchg_stats st;
+    if (xchg_get_stats(comm, &st) != MPI_SUCCESS || st.algo != XCHG_ALGO_NODE_PAIRS)
+        return 0;
+    return st.temp_bytes;
+}
+
+static void values_and_relays(MPI_Comm comm, int k, bufs *b)
+{
+    fill(b);
+    int cls = run(b, comm);
+    CHECK_ALL(cls == MPI_SUCCESS && correct(b), "values, XCHG_RANKS_PER_NODE=%d", k);
+    unsigned long long mine = temp_bytes(comm), all[64];
+    MPI_Allgather(&mine, 1, MPI_UNSIGNED_LONG_LONG, all, 1, MPI_UNSIGNED_LONG_LONG,
+                  MPI_COMM_WORLD);
+    int kk = k > 0 ? k : P, ok = 1;
+    for (int r = 0; r < P; r++) {
+        if (P > 1 && all[r] == 0)
+            ok = 0;
+        for (int q = r / kk * kk; q < P && q / kk == r / kk; q++)
+            if (relayed(r, kk) > relayed(q, kk) && all[r] <= all[q])
+                ok = 0;
+    }
+    CHECK_ALL(ok, "relays hold more memory, XCHG_RANKS_PER_NODE=%d (rank %d: %llu bytes)", k,
+              me, mine);
+}
+
+static void agreed(MPI_Comm comm, int k, bufs *b)
+{
+    /* an argument error on the last rank */
+    fill(b);
+    if (me == P - 1)
+        b->sc[0] = -1;
+    int cls = run(b, comm), same = same_everywhere(cls);
+    CHECK_ALL(P == 1 || (cls == MPI_ERR_COUNT && same && untouched(b)),
+              "rpn %d: sendcounts[0] = -1 on rank %d: class %d, the same everywhere, "
+              "nothing delivered", k, P - 1, cls);
+    /* no memory for its own blocks on rank 0 */
+    fill(b);
+    if (me == 0)
+        setenv("XCHG_FAULT_TEMP_LIMIT", "0", 1);
+    cls = run(b, comm);
+    unsetenv("XCHG_FAULT_TEMP_LIMIT");
+    same = same_everywhere(cls); /* collective: outside the condition */
+    CHECK_ALL(P == 1 || (cls == MPI_ERR_NO_MEM && same && untouched(b)),
+              "rpn %d: XCHG_FAULT_TEMP_LIMIT=0 on rank 0: class %d, the same everywhere, "
+              "nothing delivered", k, cls);
+    fill(b);
+    cls = run(b, comm);
+    CHECK_ALL(cls == MPI_SUCCESS && correct(b), "rpn %d: a good call after the refusals", k);
+}
+
+static void relay_refused(MPI_Comm comm, int k, bufs *b)
+{
+    int kk = k > 0 ? k : P, busiest = 0;
+    for (int r = 0; r < P; r++)
+        if (relayed(r, kk) > relayed(busiest, kk))
+            busiest = r;
+    if (relayed(busiest, kk) == 0)
+        return; /* one node: nobody relays */
+    fill(b);
+    run(b, comm);
+    unsigned long long peak = temp_bytes(comm);
+    MPI_Bcast(&peak, 1, MPI_UNSIGNED_LONG_LONG, busiest, MPI_COMM_WORLD);
+    char v[32];
+    snprintf(v, sizeof v, "%llu", peak - 1);
+    fill(b);
+    if (me == busiest)
+        setenv("XCHG_FAULT_TEMP_LIMIT", v, 1);
+    int cls = run(b, comm);
+    unsetenv("XCHG_FAULT_TEMP_LIMIT");
+    int ok = me == busiest ? cls == MPI_ERR_NO_MEM
+                           : cls == MPI_ERR_NO_MEM || (cls == MPI_SUCCESS && correct(b));
+    CHECK_ALL(ok, "rpn %d: relay %d limited to %s bytes: class %d here", k, busiest, v, cls);
+    fill(b);
+    cls = run(b, comm);
+    CHECK_ALL(cls == MPI_SUCCESS && correct(b), "rpn %d: a good call after the lost relay", k);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &P);
+    if (P > 64) {
+        if (me == 0)
+            printf("test_node_pairs: at most 64 ranks\n");
+        MPI_Finalize();
+        return 1;
+    }
+    bufs *b = malloc(sizeof *b);
+    const int ks[] = {2, 3, 1, 0, 2};
+    for (int i = 0; i < 5; i++) {
+        char v[16];
+        if (ks[i] > 0) {
+            snprintf(v, sizeof v, "%d", ks[i]);
+            setenv("XCHG_RANKS_PER_NODE", v, 1);
+        } else {
+            unsetenv("XCHG_RANKS_PER_NODE"); /* this test assumes one machine */
+        }
+        MPI_Comm comm; /* settings are read once per communicator */
+        MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+        MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+        values_and_relays(comm, ks[i], b);
+        values_and_relays(comm, ks[i], b); /* the cached tables, again */
+        agreed(comm, ks[i], b);
+        relay_refused(comm, ks[i], b);
+        MPI_Comm_free(&comm);
+    }
+    unsetenv("XCHG_RANKS_PER_NODE");
+    free(b);
+    if (me == 0)
+        printf("test_node_pairs on %d ranks: %d passed, %d failed\n", P, npass, nfail);
+    MPI_Finalize();
+    return nfail ? 1 : 0;
+}
