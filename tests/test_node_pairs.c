@@ -19,7 +19,9 @@
  *  - relay refused: the busiest relay limited to one byte under its peak
  *    (its last allocation, a relayed message, fails mid-exchange): it
  *    returns MPI_ERR_NO_MEM, every other rank MPI_ERR_NO_MEM or the right
- *    data, nobody hangs (the CTest timeout); then a good call works.
+ *    data, nobody hangs (the CTest timeout); then a good call works; and
+ *    with that relay at half its peak and an argument error elsewhere,
+ *    every rank still ends with one class.
  * Prints "N passed, M failed"; exits non-zero on a failure.
  */
 #include "xchg.h"
@@ -178,6 +180,20 @@ static void relay_refused(MPI_Comm comm, int k, bufs *b)
     fill(b);
     cls = run(b, comm);
     CHECK_ALL(cls == MPI_SUCCESS && correct(b), "rpn %d: a good call after the lost relay", k);
+    /* both at once: the argument error's flag still reaches every rank
+     * (flagged messages carry a header only, which needs no memory) */
+    snprintf(v, sizeof v, "%llu", peak / 2);
+    fill(b);
+    if (me == P - 1)
+        b->sc[0] = -1;
+    if (me == busiest)
+        setenv("XCHG_FAULT_TEMP_LIMIT", v, 1);
+    cls = run(b, comm);
+    unsetenv("XCHG_FAULT_TEMP_LIMIT");
+    int same = same_everywhere(cls);
+    CHECK_ALL(same && (cls == MPI_ERR_COUNT || cls == MPI_ERR_NO_MEM),
+              "rpn %d: relay %d limited to %s bytes and an argument error on rank %d: class "
+              "%d, the same everywhere", k, busiest, v, P - 1, cls);
 }
 
 int main(int argc, char **argv)

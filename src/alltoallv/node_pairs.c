@@ -48,8 +48,10 @@
  * of step 1 arrived, and step 3 only after all of step 2; so every rank
  * has every rank's flag once its step-3 messages are in (the relays of its
  * node together serve every other node). A flagged call unpacks nothing
- * and returns the agreed class on every rank (a rank that knows a flag
- * early sends headers only). The one thing no rank can know before data
+ * and returns the agreed class on every rank. A rank that knows a flag
+ * sends headers only, and a header-only message is received into tables
+ * kept for it, never temporary memory: so a flag arrives whatever memory
+ * a relay has left. The one thing no rank can know before data
  * moves is how much it relays: a relay refused that memory (XCHG_MAX_TEMP_
  * BYTES, or malloc) drains the message, and the second flag word ("lost")
  * travels on with everything it sends after, so it and the ranks whose
@@ -94,6 +96,7 @@ typedef struct np_state {
     int *o2;                    /* ns+1: first (source, dest) pair of each served node */
     int64_t *zero;              /* headers of a rank that packs nothing (max size) */
     int64_t *hdr2, *hdr3;       /* step-2 headers by served node, step-3 by node-mate */
+    int64_t *hin1, *hin2, *hin3; /* where messages of a header only are received */
     MPI_Aint *off1;             /* L x (ns+1): served nodes' segments in step-1 messages */
     MPI_Aint *offs2;            /* o2[ns]: blocks' offsets in step-2 messages */
     np_msg *in1, *in2, *in3;    /* L, ns, L */
@@ -148,8 +151,9 @@ static int np_tables(np_state *s, const xchg_node_layout *n)
         o2n += lb * L;
     }
     wanted_segs = (size_t)(L + 1 > nt_max ? L + 1 : nt_max) + 1;
-    size_t n64 = (size_t)(NP_HDR + nt_max) + (size_t)ns * NP_HDR + (size_t)o2n +
-                 (size_t)L * (size_t)(NP_HDR + sum_lb);
+    size_t n64 = (size_t)(NP_HDR + nt_max) + 2 * ((size_t)ns * NP_HDR + (size_t)o2n) +
+                 2 * (size_t)L * (size_t)(NP_HDR + sum_lb + 1) +
+                 (size_t)L * (size_t)(NP_HDR + nt_max);
     size_t naint = (size_t)L * ((size_t)ns + 1) + (size_t)o2n + 1 + wanted_segs;
     size_t nmsg = 2 * (size_t)L + (size_t)ns;
     size_t nsreq = 2 * (size_t)L + (size_t)ns, nrreq = (size_t)(L > ns ? L : ns) + 1;
@@ -165,7 +169,10 @@ static int np_tables(np_state *s, const xchg_node_layout *n)
     s->zero = (int64_t *)m;
     s->hdr2 = s->zero + NP_HDR + nt_max;
     s->hdr3 = s->hdr2 + (size_t)ns * NP_HDR + (size_t)o2n;
-    s->off1 = (MPI_Aint *)(s->hdr3 + (size_t)L * (size_t)(NP_HDR + sum_lb));
+    s->hin1 = s->hdr3 + (size_t)L * (size_t)(NP_HDR + sum_lb + 1);
+    s->hin2 = s->hin1 + (size_t)L * (size_t)(NP_HDR + sum_lb + 1);
+    s->hin3 = s->hin2 + (size_t)ns * NP_HDR + (size_t)o2n;
+    s->off1 = (MPI_Aint *)(s->hin3 + (size_t)L * (size_t)(NP_HDR + nt_max));
     s->offs2 = s->off1 + (size_t)L * ((size_t)ns + 1);
     s->segd = s->offs2 + o2n + 1;
     s->in1 = (np_msg *)(s->segd + wanted_segs);
@@ -310,10 +317,13 @@ static void add_segment(np_state *s, int k, const void *p, int64_t len)
     s->segl[k] = (int)len;
 }
 
-/* Probes the next message from src and posts its
- * receive: into the room left in x->room if use_room and it fits, else
- * into temporary memory; with none, the message is drained and lost. */
-static int post_probed(np_run *x, int src, np_msg *m, int use_room, MPI_Request *req)
+/* Probes the next message from src and posts its receive: a header only
+ * (hw words) into hslot, so that a flag always arrives whatever the memory;
+ * else into the room left in x->room if use_room and it fits, else into
+ * temporary memory; with none, the message is drained and lost (a sender
+ * with a flag sends a header only: no flag is lost with it). */
+static int post_probed(np_run *x, int src, int64_t *hslot, int hw, np_msg *m, int use_room,
+                       MPI_Request *req)
 {
     xchg_call *c = x->c;
     MPI_Status st;
@@ -326,7 +336,9 @@ static int post_probed(np_run *x, int src, np_msg *m, int use_room, MPI_Request 
     if (err != MPI_SUCCESS)
         return err;
     m->bytes = (size_t)n;
-    if (use_room && x->room && x->room_b - x->room_used >= (size_t)n) {
+    if ((size_t)n == sizeof(int64_t) * (size_t)hw) {
+        m->buf = (char *)hslot;
+    } else if (use_room && x->room && x->room_b - x->room_used >= (size_t)n) {
         m->buf = x->room + x->room_used;
         x->room_used += round8((size_t)n);
     } else {
@@ -492,7 +504,9 @@ static int step_gather(np_run *x)
     int nr = 0;
     for (int j = 0; j < L && err == MPI_SUCCESS; j++)
         if (j != la)
-            err = post_probed(x, xchg_node_member(n, s->a, j), &s->in1[j], 0,
+            err = post_probed(x, xchg_node_member(n, s->a, j),
+                              s->hin1 + (size_t)j * (size_t)(NP_HDR + s->nt[la]),
+                              NP_HDR + s->nt[la], &s->in1[j], 0,
                               &s->rreq[nr++]);
     int werr = xchg_waitall(c, nr, s->rreq);
     if (err == MPI_SUCCESS)
@@ -554,7 +568,9 @@ static int step_pairs(np_run *x)
     }
     int nr = 0;
     for (int i = 0; i < s->ns && err == MPI_SUCCESS; i++)
-        err = post_probed(x, s->partner[i], &s->in2[i], 0, &s->rreq[nr++]);
+        err = post_probed(x, s->partner[i], s->hin2 + (size_t)i * NP_HDR + (size_t)s->o2[i],
+                          NP_HDR + L * xchg_node_size(n, s->serve[i]), &s->in2[i], 0,
+                          &s->rreq[nr++]);
     int werr = xchg_waitall(c, nr, s->rreq);
     if (err == MPI_SUCCESS)
         err = werr;
@@ -612,11 +628,14 @@ static int step_scatter(np_run *x)
         err = send_segments(x, nseg, xchg_node_member(n, s->a, k));
     }
     int nr = 0;
+    int64_t *hslot = s->hin3;
     for (int j = 0; j < L && err == MPI_SUCCESS; j++) {
         memset(&s->in3[j], 0, sizeof s->in3[j]);
-        if (j != la && s->nt[j] > 1)
-            err = post_probed(x, xchg_node_member(n, s->a, j), &s->in3[j], 1,
-                              &s->rreq[nr++]);
+        if (j != la && s->nt[j] > 1) {
+            err = post_probed(x, xchg_node_member(n, s->a, j), hslot, NP_HDR + s->nt[j] - 1,
+                              &s->in3[j], 1, &s->rreq[nr++]);
+            hslot += NP_HDR + s->nt[j] - 1;
+        }
     }
     int werr = xchg_waitall(c, nr, s->rreq);
     if (err == MPI_SUCCESS)
