@@ -62,29 +62,20 @@
  * Memory: temporaries are this rank's packed outgoing blocks, its declared
  * incoming step-3 bytes, and what it relays (steps 1 and 2 as received);
  * header and offset tables (O(P) entries) depend only on the layout and are
- * kept in cs->ext[XCHG_EXT_NODE_PAIRS]. Intra-node steps use messages, not
- * MPI-3 shared-memory windows (simpler, and the same code runs
- * nonblocking; a window is a later refinement).
+ * kept in cs->ext[XCHG_EXT_NODE_PAIRS]. The messages' format, probes, flags
+ * and verdict are relay_common.h's (shared with multileader). Intra-node
+ * steps use messages, not MPI-3 shared-memory windows (simpler, and the
+ * same code runs nonblocking; a window is a later refinement).
  */
 #include "node_layout.h"
+#include "relay_common.h"
 
 #include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { NP_HDR = 2 }; /* header words before the sizes: agreed flag, lost flag */
-
-/* A message as received (or this rank's own step-1 share): header words
- * h, then the blocks at data. */
-typedef struct np_msg {
-    const int64_t *h;
-    const char *data;
-    char *buf;       /* receive buffer */
-    size_t bytes;    /* received bytes */
-    size_t owned;    /* temporary bytes to free (0: not owned) */
-    int ok;          /* received and its header consistent */
-} np_msg;
+enum { NP_HDR = XCHG_RELAY_HDR };
 
 typedef struct np_state {
     const xchg_node_layout *nl; /* the communicator's (not owned) */
@@ -99,7 +90,7 @@ typedef struct np_state {
     int64_t *hin1, *hin2, *hin3; /* where messages of a header only are received */
     MPI_Aint *off1;             /* L x (ns+1): served nodes' segments in step-1 messages */
     MPI_Aint *offs2;            /* o2[ns]: blocks' offsets in step-2 messages */
-    np_msg *in1, *in2, *in3;    /* L, ns, L */
+    xchg_relay_msg *in1, *in2, *in3;    /* L, ns, L */
     MPI_Request *sreq, *rreq;
     MPI_Aint *segd;
     int *segl;
@@ -157,9 +148,9 @@ static int np_tables(np_state *s, const xchg_node_layout *n)
     size_t naint = (size_t)L * ((size_t)ns + 1) + (size_t)o2n + 1 + wanted_segs;
     size_t nmsg = 2 * (size_t)L + (size_t)ns;
     size_t nsreq = 2 * (size_t)L + (size_t)ns, nrreq = (size_t)(L > ns ? L : ns) + 1;
-    size_t bytes = sizeof(int64_t) * n64 + sizeof(MPI_Aint) * naint + sizeof(np_msg) * nmsg +
-                   sizeof(MPI_Request) * (nsreq + nrreq) + sizeof(size_t) * ((size_t)L + 1) +
-                   sizeof(int) * (n_int + wanted_segs);
+    size_t bytes = sizeof(int64_t) * n64 + sizeof(MPI_Aint) * naint +
+                   sizeof(xchg_relay_msg) * nmsg + sizeof(MPI_Request) * (nsreq + nrreq) +
+                   sizeof(size_t) * ((size_t)L + 1) + sizeof(int) * (n_int + wanted_segs);
     char *m = calloc(1, bytes);
     if (!m) {
         free(nt_tmp);
@@ -175,7 +166,7 @@ static int np_tables(np_state *s, const xchg_node_layout *n)
     s->off1 = (MPI_Aint *)(s->hin3 + (size_t)L * (size_t)(NP_HDR + nt_max));
     s->offs2 = s->off1 + (size_t)L * ((size_t)ns + 1);
     s->segd = s->offs2 + o2n + 1;
-    s->in1 = (np_msg *)(s->segd + wanted_segs);
+    s->in1 = (xchg_relay_msg *)(s->segd + wanted_segs);
     s->in2 = s->in1 + L;
     s->in3 = s->in2 + ns;
     s->poff = (size_t *)(s->in3 + L);
@@ -260,124 +251,12 @@ int xchg_node_pairs_ready(const xchg_comm_state *cs)
 
 /* One call across the three steps. */
 typedef struct np_run {
+    xchg_relay r;          /* the flags, errors, room and sends (relay_common.h) */
     xchg_call *c;
     np_state *s;
-    int64_t agreed, lost;  /* xchg_agree_flag values, merged by maximum */
-    int myerr;             /* this rank's error known before data moves */
-    int lerr;              /* this rank's later error (relay memory, MPI) */
-    char *pack, *room;     /* packed outgoing; declared incoming step-3 bytes */
-    size_t pack_b, room_b, room_used;
-    int nsreq;
+    char *pack;            /* packed outgoing blocks */
+    size_t pack_b;
 } np_run;
-
-static size_t round8(size_t b) { return (b + 7) & ~(size_t)7; }
-
-static void np_lose(np_run *x, int err)
-{
-    int64_t f = xchg_agree_flag(x->c->rank, x->c->size, err);
-    if (f > x->lost)
-        x->lost = f;
-    if (x->lerr == MPI_SUCCESS)
-        x->lerr = err;
-}
-
-static void np_merge(np_run *x, const np_msg *m)
-{
-    if (!m->ok)
-        return;
-    if (m->h[0] > x->agreed)
-        x->agreed = m->h[0];
-    if (m->h[1] > x->lost)
-        x->lost = m->h[1];
-}
-
-/* Block size k of a message (0 when it was lost). */
-static int64_t msz(const np_msg *m, int k)
-{
-    return m->ok ? m->h[NP_HDR + k] : 0;
-}
-
-/* Sends nseg segments (addresses, lengths) as one message. */
-static int send_segments(np_run *x, int nseg, int dst)
-{
-    np_state *s = x->s;
-    MPI_Datatype ty;
-    int err = MPI_Type_create_hindexed(nseg, s->segl, s->segd, MPI_BYTE, &ty);
-    if (err == MPI_SUCCESS && (err = MPI_Type_commit(&ty)) == MPI_SUCCESS) {
-        err = MPI_Isend(MPI_BOTTOM, 1, ty, dst, XCHG_TAG_NODE_PAIRS, x->c->comm,
-                        &s->sreq[x->nsreq++]);
-        MPI_Type_free(&ty); /* freed once the send completes */
-    }
-    return err;
-}
-
-static void add_segment(np_state *s, int k, const void *p, int64_t len)
-{
-    MPI_Get_address(p, &s->segd[k]);
-    s->segl[k] = (int)len;
-}
-
-/* Probes the next message from src and posts its receive: a header only
- * (hw words) into hslot, so that a flag always arrives whatever the memory;
- * else into the room left in x->room if use_room and it fits, else into
- * temporary memory; with none, the message is drained and lost (a sender
- * with a flag sends a header only: no flag is lost with it). */
-static int post_probed(np_run *x, int src, int64_t *hslot, int hw, np_msg *m, int use_room,
-                       MPI_Request *req)
-{
-    xchg_call *c = x->c;
-    MPI_Status st;
-    int n = 0;
-    memset(m, 0, sizeof *m);
-    *req = MPI_REQUEST_NULL;
-    int err = xchg_mpi_probe(src, XCHG_TAG_NODE_PAIRS, c->comm, &st);
-    if (err == MPI_SUCCESS)
-        err = MPI_Get_count(&st, MPI_BYTE, &n);
-    if (err != MPI_SUCCESS)
-        return err;
-    m->bytes = (size_t)n;
-    if ((size_t)n == sizeof(int64_t) * (size_t)hw) {
-        m->buf = (char *)hslot;
-    } else if (use_room && x->room && x->room_b - x->room_used >= (size_t)n) {
-        m->buf = x->room + x->room_used;
-        x->room_used += round8((size_t)n);
-    } else {
-        int aerr = MPI_SUCCESS;
-        m->buf = xchg_temp_alloc(c, (size_t)n, "node_pairs: relayed blocks", &aerr);
-        if (!m->buf) {
-            static char sink[1];
-            np_lose(x, aerr);
-            xchg_mpi_recv(sink, 0, MPI_BYTE, src, XCHG_TAG_NODE_PAIRS, c->comm,
-                          MPI_STATUS_IGNORE); /* truncated on purpose */
-            return MPI_SUCCESS;
-        }
-        m->owned = (size_t)n;
-    }
-    return MPI_Irecv(m->buf, n, MPI_BYTE, src, XCHG_TAG_NODE_PAIRS, c->comm, req);
-}
-
-/* After its receive: the header is there and its sizes add up. */
-static void check_msg(np_run *x, np_msg *m, int nsizes)
-{
-    if (!m->buf)
-        return; /* drained: lost already */
-    size_t hb = sizeof(int64_t) * (size_t)(NP_HDR + nsizes);
-    int64_t sum = 0;
-    int ok = m->bytes >= hb;
-    m->h = (const int64_t *)m->buf;
-    for (int k = 0; ok && k < nsizes; k++) {
-        ok = m->h[NP_HDR + k] >= 0;
-        sum += m->h[NP_HDR + k];
-    }
-    if (ok && (size_t)sum == m->bytes - hb) {
-        m->data = m->buf + hb;
-        m->ok = 1;
-        np_merge(x, m);
-    } else {
-        np_lose(x, xchg_error_code(MPI_ERR_INTERN, "node_pairs: rank %d got a message of %zu "
-                                   "bytes whose header does not add up", x->c->rank, m->bytes));
-    }
-}
 
 /* Before any data moves: the self copy, this rank's packed blocks and
  * its declared incoming step-3 bytes. A failure goes into the agreed flag. */
@@ -388,7 +267,7 @@ static void np_reserve(np_run *x)
     const xchg_node_layout *n = s->nl;
     const int N = s->N, L = s->L, a = s->a, me = c->rank;
     const int64_t ssz = c->st.size, rsz = c->rt.size;
-    x->myerr = c->arg_err != MPI_SUCCESS ? c->arg_err : xchg_self_copy(c);
+    x->r.myerr = c->arg_err != MPI_SUCCESS ? c->arg_err : xchg_self_copy(c);
     /* pack: per node-mate j, header words then its targets' blocks */
     size_t pb = 0;
     for (int j = 0; j < L; j++) {
@@ -403,11 +282,11 @@ static void np_reserve(np_run *x)
         if (r != me)
             t += (int64_t)c->sendcounts[r] * ssz;
         size_t hb = sizeof(int64_t) * (size_t)(NP_HDR + s->nt[j]);
-        if (t + (int64_t)hb > INT_MAX && x->myerr == MPI_SUCCESS)
-            x->myerr = xchg_error_code(MPI_ERR_COUNT, "node_pairs: rank %d sends %lld bytes "
+        if (t + (int64_t)hb > INT_MAX && x->r.myerr == MPI_SUCCESS)
+            x->r.myerr = xchg_error_code(MPI_ERR_COUNT, "node_pairs: rank %d sends %lld bytes "
                                        "to node-mate %d's share, beyond the int range of one "
                                        "message", me, (long long)t, r);
-        pb += round8(hb + (size_t)t);
+        pb += xchg_relay_round8(hb + (size_t)t);
     }
     s->poff[L] = pb;
     /* room: the step-3 messages of every node-mate that serves a node */
@@ -421,16 +300,16 @@ static void np_reserve(np_run *x)
             for (int k = 0; k < xchg_node_size(n, b); k++)
                 t += (int64_t)c->recvcounts[xchg_node_member(n, b, k)] * rsz;
         }
-        rb += round8(sizeof(int64_t) * (size_t)(NP_HDR + s->nt[j] - 1) + (size_t)t);
+        rb += xchg_relay_round8(sizeof(int64_t) * (size_t)(NP_HDR + s->nt[j] - 1) + (size_t)t);
     }
-    if (x->myerr == MPI_SUCCESS) {
+    if (x->r.myerr == MPI_SUCCESS) {
         x->pack_b = pb;
-        x->room_b = rb;
-        if ((x->pack = xchg_temp_alloc(c, pb, "node_pairs: outgoing blocks", &x->myerr)))
-            x->room = xchg_temp_alloc(c, rb, "node_pairs: incoming blocks", &x->myerr);
+        x->r.room_b = rb;
+        if ((x->pack = xchg_temp_alloc(c, pb, "node_pairs: outgoing blocks", &x->r.myerr)))
+            x->r.room = xchg_temp_alloc(c, rb, "node_pairs: incoming blocks", &x->r.myerr);
     }
-    if (x->myerr != MPI_SUCCESS)
-        x->agreed = xchg_agree_flag(me, c->size, x->myerr);
+    if (x->r.myerr != MPI_SUCCESS)
+        xchg_relay_flag_own(&x->r);
 }
 
 /* Packs node-mate j's step-1 message (header, then blocks) at the pack
@@ -443,8 +322,8 @@ static int pack_for(np_run *x, int j, const int64_t **hdr, size_t *bytes)
     const int N = s->N, L = s->L, a = s->a, me = c->rank;
     const size_t hb = sizeof(int64_t) * (size_t)(NP_HDR + s->nt[j]);
     if (!x->pack) {
-        s->zero[0] = x->agreed;
-        s->zero[1] = x->lost;
+        s->zero[0] = x->r.agreed;
+        s->zero[1] = x->r.lost;
         *hdr = s->zero;
         *bytes = hb;
         return MPI_SUCCESS;
@@ -453,8 +332,8 @@ static int pack_for(np_run *x, int j, const int64_t **hdr, size_t *bytes)
     char *out = (char *)h + hb;
     int err = MPI_SUCCESS, k = NP_HDR;
     int r = xchg_node_member(n, a, j);
-    h[0] = x->agreed;
-    h[1] = x->lost;
+    h[0] = x->r.agreed;
+    h[1] = x->r.lost;
     h[k] = r == me ? 0 : (int64_t)c->sendcounts[r] * c->st.size;
     if (h[k] > 0)
         err = xchg_pack_block(c->sendbuf, c->sdispls[r], c->sendcounts[r], &c->st, out);
@@ -488,10 +367,10 @@ static int step_gather(np_run *x)
         const int64_t *h;
         size_t b;
         int e = pack_for(x, j, &h, &b);
-        if (e != MPI_SUCCESS && x->lerr == MPI_SUCCESS)
-            x->lerr = e; /* MPI_Pack failed: reported at the end, the rest still moves */
+        if (e != MPI_SUCCESS && x->r.lerr == MPI_SUCCESS)
+            x->r.lerr = e; /* MPI_Pack failed: reported at the end, the rest still moves */
         if (j == la) { /* this rank's own share stays here */
-            np_msg *m = &s->in1[la];
+            xchg_relay_msg *m = &s->in1[la];
             memset(m, 0, sizeof *m);
             m->h = h;
             m->data = (const char *)h + sizeof(int64_t) * (size_t)(NP_HDR + s->nt[la]);
@@ -499,12 +378,12 @@ static int step_gather(np_run *x)
             continue;
         }
         err = MPI_Isend(h, (int)b, MPI_BYTE, xchg_node_member(n, s->a, j), XCHG_TAG_NODE_PAIRS,
-                        c->comm, &s->sreq[x->nsreq++]);
+                        c->comm, &x->r.sreq[x->r.nsreq++]);
     }
     int nr = 0;
     for (int j = 0; j < L && err == MPI_SUCCESS; j++)
         if (j != la)
-            err = post_probed(x, xchg_node_member(n, s->a, j),
+            err = xchg_relay_post(&x->r, xchg_node_member(n, s->a, j),
                               s->hin1 + (size_t)j * (size_t)(NP_HDR + s->nt[la]),
                               NP_HDR + s->nt[la], &s->in1[j], 0,
                               &s->rreq[nr++]);
@@ -515,16 +394,16 @@ static int step_gather(np_run *x)
         return err;
     for (int j = 0; j < L; j++)
         if (j != la)
-            check_msg(x, &s->in1[j], s->nt[la]);
+            xchg_relay_check(&x->r, &s->in1[j], s->nt[la]);
     /* where each served node's blocks start in each node-mate's message */
     for (int l = 0; l < L; l++) {
         MPI_Aint *o = s->off1 + (size_t)l * ((size_t)s->ns + 1);
-        MPI_Aint run = (MPI_Aint)msz(&s->in1[l], 0);
+        MPI_Aint run = (MPI_Aint)xchg_relay_size(&s->in1[l], 0);
         for (int i = 0; i <= s->ns; i++) {
             o[i] = run;
             if (i < s->ns)
                 for (int k = s->tpos[i]; k < s->tpos[i + 1]; k++)
-                    run += (MPI_Aint)msz(&s->in1[l], k);
+                    run += (MPI_Aint)xchg_relay_size(&s->in1[l], k);
         }
     }
     return MPI_SUCCESS;
@@ -544,31 +423,33 @@ static int step_pairs(np_run *x)
         int64_t *h = s->hdr2 + (size_t)i * NP_HDR + (size_t)s->o2[i], total = 0;
         for (int l = 0; l < L; l++)
             for (int k = 0; k < lb; k++) {
-                int64_t v = x->agreed ? 0 : msz(&s->in1[l], s->tpos[i] + k);
+                int64_t v = x->r.agreed ? 0 : xchg_relay_size(&s->in1[l], s->tpos[i] + k);
                 h[NP_HDR + l * lb + k] = v;
                 total += v;
             }
         if (total + (int64_t)sizeof(int64_t) * (NP_HDR + L * lb) > INT_MAX) {
-            np_lose(x, xchg_error_code(MPI_ERR_COUNT, "node_pairs: rank %d relays %lld bytes "
-                                       "to node %d, beyond the int range of one message",
-                                       c->rank, (long long)total, s->serve[i]));
+            xchg_relay_lose(&x->r, xchg_error_code(MPI_ERR_COUNT, "node_pairs: rank %d relays "
+                                                   "%lld bytes to node %d, beyond the int "
+                                                   "range of one message", c->rank,
+                                                   (long long)total, s->serve[i]));
             memset(h + NP_HDR, 0, sizeof(int64_t) * (size_t)(L * lb));
             total = 0;
         }
-        h[0] = x->agreed;
-        h[1] = x->lost;
+        h[0] = x->r.agreed;
+        h[1] = x->r.lost;
         int nseg = 0;
-        add_segment(s, nseg++, h, (int64_t)sizeof(int64_t) * (NP_HDR + L * lb));
+        xchg_relay_segment(&x->r, nseg++, h, (int64_t)sizeof(int64_t) * (NP_HDR + L * lb));
         for (int l = 0; l < L && total > 0; l++) {
             const MPI_Aint *o = s->off1 + (size_t)l * ((size_t)s->ns + 1);
-            add_segment(s, nseg++, s->in1[l].data ? s->in1[l].data + o[i] : (const char *)h,
-                        s->in1[l].data ? (int64_t)(o[i + 1] - o[i]) : 0);
+            if (s->in1[l].ok)
+                xchg_relay_segment(&x->r, nseg++, s->in1[l].data + o[i],
+                                   (int64_t)(o[i + 1] - o[i]));
         }
-        err = send_segments(x, nseg, s->partner[i]);
+        err = xchg_relay_send(&x->r, nseg, s->partner[i]);
     }
     int nr = 0;
     for (int i = 0; i < s->ns && err == MPI_SUCCESS; i++)
-        err = post_probed(x, s->partner[i], s->hin2 + (size_t)i * NP_HDR + (size_t)s->o2[i],
+        err = xchg_relay_post(&x->r, s->partner[i], s->hin2 + (size_t)i * NP_HDR + (size_t)s->o2[i],
                           NP_HDR + L * xchg_node_size(n, s->serve[i]), &s->in2[i], 0,
                           &s->rreq[nr++]);
     int werr = xchg_waitall(c, nr, s->rreq);
@@ -578,12 +459,12 @@ static int step_pairs(np_run *x)
         return err;
     for (int i = 0; i < s->ns; i++) {
         const int lb = xchg_node_size(n, s->serve[i]);
-        np_msg *m = &s->in2[i];
-        check_msg(x, m, lb * L);
+        xchg_relay_msg *m = &s->in2[i];
+        xchg_relay_check(&x->r, m, lb * L);
         MPI_Aint run = 0, *o = s->offs2 + s->o2[i];
         for (int q = 0; q < lb * L; q++) {
             o[q] = run;
-            run += (MPI_Aint)msz(m, q);
+            run += (MPI_Aint)xchg_relay_size(m, q);
         }
     }
     return MPI_SUCCESS;
@@ -604,35 +485,38 @@ static int step_scatter(np_run *x)
         int q = NP_HDR;
         for (int i = 0; i < s->ns; i++)
             for (int l = 0; l < xchg_node_size(n, s->serve[i]); l++, q++) {
-                h[q] = x->agreed ? 0 : msz(&s->in2[i], l * L + k);
+                h[q] = x->r.agreed ? 0 : xchg_relay_size(&s->in2[i], l * L + k);
                 total += h[q];
             }
         if (total + (int64_t)sizeof(int64_t) * (NP_HDR + nsz) > INT_MAX) {
-            np_lose(x, xchg_error_code(MPI_ERR_COUNT, "node_pairs: rank %d relays %lld bytes "
-                                       "to rank %d, beyond the int range of one message",
-                                       c->rank, (long long)total, xchg_node_member(n, s->a, k)));
+            xchg_relay_lose(&x->r, xchg_error_code(MPI_ERR_COUNT, "node_pairs: rank %d relays "
+                                                   "%lld bytes to rank %d, beyond the int "
+                                                   "range of one message", c->rank,
+                                                   (long long)total,
+                                                   xchg_node_member(n, s->a, k)));
             memset(h + NP_HDR, 0, sizeof(int64_t) * (size_t)nsz);
             total = 0;
         }
-        h[0] = x->agreed;
-        h[1] = x->lost;
+        h[0] = x->r.agreed;
+        h[1] = x->r.lost;
         int nseg = 0;
-        add_segment(s, nseg++, h, (int64_t)sizeof(int64_t) * (NP_HDR + nsz));
+        xchg_relay_segment(&x->r, nseg++, h, (int64_t)sizeof(int64_t) * (NP_HDR + nsz));
         for (int i = 0; i < s->ns && total > 0; i++)
             for (int l = 0; l < xchg_node_size(n, s->serve[i]); l++) {
-                const np_msg *m = &s->in2[i];
+                const xchg_relay_msg *m = &s->in2[i];
                 const MPI_Aint *o = s->offs2 + s->o2[i];
                 if (m->ok)
-                    add_segment(s, nseg++, m->data + o[l * L + k], m->h[NP_HDR + l * L + k]);
+                    xchg_relay_segment(&x->r, nseg++, m->data + o[l * L + k],
+                                       m->h[NP_HDR + l * L + k]);
             }
-        err = send_segments(x, nseg, xchg_node_member(n, s->a, k));
+        err = xchg_relay_send(&x->r, nseg, xchg_node_member(n, s->a, k));
     }
     int nr = 0;
     int64_t *hslot = s->hin3;
     for (int j = 0; j < L && err == MPI_SUCCESS; j++) {
         memset(&s->in3[j], 0, sizeof s->in3[j]);
         if (j != la && s->nt[j] > 1) {
-            err = post_probed(x, xchg_node_member(n, s->a, j), hslot, NP_HDR + s->nt[j] - 1,
+            err = xchg_relay_post(&x->r, xchg_node_member(n, s->a, j), hslot, NP_HDR + s->nt[j] - 1,
                               &s->in3[j], 1, &s->rreq[nr++]);
             hslot += NP_HDR + s->nt[j] - 1;
         }
@@ -644,7 +528,7 @@ static int step_scatter(np_run *x)
         return err;
     for (int j = 0; j < L; j++)
         if (j != la && s->nt[j] > 1)
-            check_msg(x, &s->in3[j], s->nt[j] - 1);
+            xchg_relay_check(&x->r, &s->in3[j], s->nt[j] - 1);
     return MPI_SUCCESS;
 }
 
@@ -657,22 +541,22 @@ static int unpack_all(np_run *x)
     const int N = s->N, L = s->L, la = s->la, a = s->a;
     int err = MPI_SUCCESS;
     for (int j = 0; j < L; j++) { /* node-mates: the first block of step 1 */
-        int64_t b = msz(&s->in1[j], 0);
+        int64_t b = xchg_relay_size(&s->in1[j], 0);
         if (j != la && b > 0)
             err = xchg_unpack_checked(c, "node_pairs", xchg_node_member(n, a, j),
                                       s->in1[j].data, b, err);
     }
     for (int i = 0; i < s->ns; i++) { /* the nodes this rank serves */
-        const np_msg *m = &s->in2[i];
+        const xchg_relay_msg *m = &s->in2[i];
         for (int l = 0; l < xchg_node_size(n, s->serve[i]); l++) {
-            int64_t b = msz(m, l * L + la);
+            int64_t b = xchg_relay_size(m, l * L + la);
             if (b > 0)
                 err = xchg_unpack_checked(c, "node_pairs", xchg_node_member(n, s->serve[i], l),
                                           m->data + s->offs2[s->o2[i] + l * L + la], b, err);
         }
     }
     for (int j = 0; j < L; j++) { /* the others, through their relay j */
-        const np_msg *m = &s->in3[j];
+        const xchg_relay_msg *m = &s->in3[j];
         if (j == la || !m->ok)
             continue;
         const char *p = m->data;
@@ -691,37 +575,16 @@ static int unpack_all(np_run *x)
     return err;
 }
 
-/* The call's result: the agreed flag (every rank alike), else this rank's
- * lost data, else what unpacking found. */
-static int np_verdict(np_run *x)
-{
-    xchg_call *c = x->c;
-    if (x->agreed)
-        return xchg_agree_result(c->rank, c->size, x->myerr, x->agreed, "node_pairs");
-    if (x->lost) {
-        if (x->lerr != MPI_SUCCESS)
-            return x->lerr;
-        int from = c->size - (int)(x->lost >> XCHG_AGREE_CLASS_BITS);
-        int cls = (int)(x->lost & ((1 << XCHG_AGREE_CLASS_BITS) - 1));
-        return xchg_error_code(cls, "node_pairs: rank %d could not relay blocks on their way "
-                               "to rank %d (see its error), so rank %d's result is incomplete",
-                               from, c->rank, c->rank);
-    }
-    int err = unpack_all(x);
-    return err != MPI_SUCCESS ? err : x->lerr;
-}
-
 static void np_release(np_run *x)
 {
     np_state *s = x->s;
     for (int l = 0; l < s->L; l++) {
-        if (l != s->la)
-            xchg_temp_free(x->c, s->in1[l].owned ? s->in1[l].buf : NULL, s->in1[l].owned);
-        xchg_temp_free(x->c, s->in3[l].owned ? s->in3[l].buf : NULL, s->in3[l].owned);
+        xchg_relay_msg_free(&x->r, &s->in1[l]);
+        xchg_relay_msg_free(&x->r, &s->in3[l]);
     }
     for (int i = 0; i < s->ns; i++)
-        xchg_temp_free(x->c, s->in2[i].owned ? s->in2[i].buf : NULL, s->in2[i].owned);
-    xchg_temp_free(x->c, x->room, x->room_b);
+        xchg_relay_msg_free(&x->r, &s->in2[i]);
+    xchg_temp_free(x->c, x->r.room, x->r.room_b);
     xchg_temp_free(x->c, x->pack, x->pack_b);
 }
 
@@ -736,7 +599,9 @@ int xchg_alltoallv_node_pairs(xchg_call *c)
     np_run x;
     memset(&x, 0, sizeof x);
     x.c = c, x.s = s;
-    x.myerr = x.lerr = MPI_SUCCESS;
+    x.r.c = c, x.r.who = "node_pairs", x.r.tag = XCHG_TAG_NODE_PAIRS;
+    x.r.myerr = x.r.lerr = MPI_SUCCESS;
+    x.r.segd = s->segd, x.r.segl = s->segl, x.r.sreq = s->sreq;
     for (int l = 0; l < s->L; l++)
         memset(&s->in1[l], 0, sizeof s->in1[l]), memset(&s->in3[l], 0, sizeof s->in3[l]);
     for (int i = 0; i < s->ns; i++)
@@ -749,11 +614,14 @@ int xchg_alltoallv_node_pairs(xchg_call *c)
     if (err == MPI_SUCCESS)
         err = step_scatter(&x);
     /* our sends: complete before their buffers go */
-    int werr = xchg_waitall(c, x.nsreq, s->sreq);
+    int werr = xchg_waitall(c, x.r.nsreq, s->sreq);
     if (err == MPI_SUCCESS)
         err = werr;
-    if (err == MPI_SUCCESS)
-        err = np_verdict(&x);
+    if (err == MPI_SUCCESS && (err = xchg_relay_verdict(&x.r)) == MPI_SUCCESS) {
+        err = unpack_all(&x); /* no flag: every block is here */
+        if (err == MPI_SUCCESS)
+            err = x.r.lerr;
+    }
     np_release(&x);
     return err;
 }
