@@ -75,6 +75,9 @@ int xchg_registry_candidates(const xchg_algo_info *out[], int max);
 
 /* The radix bruck_radix uses on P ranks (XCHG_BRUCK_RADIX or ceil(sqrt P)). */
 int xchg_bruck_radix_for(const xchg_settings *s, int P);
+/* multileader's leaders per node on nodes of up to L ranks, N nodes:
+ * XCHG_LEADERS (setting > 0, at most L), else round(sqrt(L/N)), at least 1. */
+int xchg_multileader_leaders_for(long setting, int L, int N);
 /* hybrid's threshold: blocks of more bytes go directly (XCHG_HYBRID_THRESHOLD). */
 size_t xchg_hybrid_threshold_for(const xchg_settings *s);
 

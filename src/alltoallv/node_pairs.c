@@ -308,6 +308,10 @@ static void np_reserve(np_run *x)
         if ((x->pack = xchg_temp_alloc(c, pb, "node_pairs: outgoing blocks", &x->r.myerr)))
             x->r.room = xchg_temp_alloc(c, rb, "node_pairs: incoming blocks", &x->r.myerr);
     }
+    if (x->r.myerr != MPI_SUCCESS && x->pack) { /* a flagged rank sends headers only */
+        xchg_temp_free(c, x->pack, x->pack_b);
+        x->pack = NULL;
+    }
     if (x->r.myerr != MPI_SUCCESS)
         xchg_relay_flag_own(&x->r);
 }

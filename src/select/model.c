@@ -390,6 +390,37 @@ double xchg_model_node_pairs(const xchg_model_params *m, const xchg_pattern_stat
            copies(m, snd + rcv + 2.0 * fmax(snd, mean), 2.0 * (P - 1.0) * nonempty_share(s));
 }
 
+double xchg_model_multileader(const xchg_model_params *m, const xchg_pattern_stats *s)
+{
+    model_terms k;
+    terms_of(m, s, &k);
+    const double P = k.P, o = k.o, node = k.node, off = k.off, mean = k.mean;
+    /* k leaders per node (the algorithm's own rule, or XCHG_LEADERS),
+     * groups of g = L/k members, T = k N leaders (multileader.c): (1) each
+     * member one message to its leader, which probes and receives g-1;
+     * (2) each leader T-1 messages each way, the node's off-node volume
+     * and the size headers (a node's members x the other nodes' ranks,
+     * int64) on the node's link; (3) the leader g-1 messages out, each
+     * member one in. Members pack and unpack their blocks; MPI packs a
+     * group's volume on its leader (hindexed sends) in steps 2 and 3. A
+     * single node or one rank per node: not modelled. */
+    const double L = node, N = ceil(P / node);
+    if (L <= 1.0 || N <= 1.0)
+        return INFINITY;
+    const double kl = (double)xchg_multileader_leaders_for((long)m->leaders, (int)L, (int)N);
+    const double g = ceil(L / kl), T = kl * N, probe = 0.4 * o;
+    const double snd = (double)s->max_send_bytes, rcv = (double)s->max_recv_bytes;
+    const double hdr = L * (P - L) * 8.0;
+    const double gather = m->alpha_intra + o + (g - 1.0) * (o + probe) +
+                          fmax(snd, mean) * m->beta_intra;
+    const double leaders = alpha_at(m, s, P) + fmax((T - 1.0) * (2.0 * o + probe),
+                                                    (off + hdr) * m->beta + (T - 1.0) * o);
+    const double scatter = m->alpha_intra + (g - 1.0) * o + o + probe +
+                           fmax(rcv, mean) * m->beta_intra;
+    return gather + leaders + scatter +
+           copies(m, snd + rcv + 2.0 * g * fmax(snd, mean), 2.0 * (P - 1.0) * nonempty_share(s));
+}
+
 double xchg_model_grid(const xchg_model_params *m, const xchg_pattern_stats *s)
 {
     model_terms k;
@@ -478,6 +509,7 @@ void xchg_model_defaults(xchg_model_params *m)
     m->vendor_overhead_factor = 1.0;
     m->throttle = 32.0;
     m->radix = 4.0;
+    m->leaders = 0.0; /* XCHG_LEADERS unset: multileader's own rule */
     /* Padded slot bytes below which MPI_Alltoall runs Bruck's log P
      * rounds: MPICH's MPIR_CVAR_ALLTOALL_SHORT_MSG_SIZE (256), which SMPI's
      * mpich selector follows. */

@@ -230,6 +230,7 @@ static void model_params(const xchg_call *c, xchg_model_params *m)
     xchg_model_defaults(m);
     m->throttle = (double)setting_throttle(c);
     m->radix = (double)xchg_bruck_radix_for(&c->cs->settings, c->size);
+    m->leaders = (double)c->cs->settings.leaders;
 }
 
 /* Calls between two refreshes of a choice that stays the same, at most:

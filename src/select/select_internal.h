@@ -95,6 +95,7 @@ typedef struct xchg_model_params {
     double sync;         /* extra s per pairwise step */
     double vendor_overhead_factor;
     double throttle, radix;
+    double leaders;      /* XCHG_LEADERS (0: multileader's rule) */
     double alltoall_bruck_bytes; /* padded slot bytes below which MPI_Alltoall is log P */
 } xchg_model_params;
 
