@@ -1,16 +1,21 @@
 /*
- * test_node_pairs.c - "node_pairs" over nodes made by XCHG_RANKS_PER_NODE
- * (read once per communicator): its relays, its agreed refusals and its
+ * test_relays.c - the node-aware algorithms that relay blocks in messages
+ * with headers (relay_common.h), over nodes made by XCHG_RANKS_PER_NODE
+ * (read once per communicator): their relays, their agreed refusals and a
  * relay that runs out of memory.
+ *
+ * Usage: test_relays node_pairs|multileader. node_pairs' relays: the member
+ * at place l of a node of L serves the nodes at distance l+1, l+1+L, ...;
+ * multileader's: the first member of each of the min(k, L) groups of
+ * consecutive places (k = XCHG_LEADERS, which must be set).
  *
  * For k = 2, 3, 1, unset (one machine: one node), 2 (set with setenv alike
  * on all ranks, then a new communicator each):
  *  - values: two exchanges of 3 ints per block, checked by formula, with a
  *    gap before each receive block that must stay untouched;
- *  - relays: within a node of 2+ members, a member that relays for more
- *    remote ranks (the nodes at distance d = place+1, place+1+L, ... by
- *    node_pairs.c's rule) holds strictly more temporary memory
- *    (xchg_get_stats) than a node-mate relaying for fewer;
+ *  - relays: a member that relays for more ranks holds strictly more
+ *    temporary memory (xchg_get_stats) than a node-mate (node_pairs) or
+ *    group-mate (multileader) relaying for fewer;
  *  - agreed: one rank's argument error (sendcounts[0] = -1 on rank P-1)
  *    and one rank without memory for its own blocks
  *    (XCHG_FAULT_TEMP_LIMIT=0 there) give every rank the same class
@@ -33,6 +38,8 @@
 #include "check.h"
 
 static int me, P, npass, nfail;
+static xchg_algo algo;
+static int leaders; /* multileader: XCHG_LEADERS */
 
 enum { B = 3 }; /* ints per block */
 
@@ -77,7 +84,7 @@ static int untouched(const bufs *b)
 
 static int run(bufs *b, MPI_Comm comm)
 {
-    int code = xchg_alltoallv_algo(XCHG_ALGO_NODE_PAIRS, b->sb, b->sc, b->sd, MPI_INT, b->rb,
+    int code = xchg_alltoallv_algo(algo, b->sb, b->sc, b->sd, MPI_INT, b->rb,
                                    b->rc, b->rd, MPI_INT, comm), cls;
     MPI_Error_class(code, &cls);
     return cls;
@@ -91,10 +98,30 @@ static int same_everywhere(int v)
     return mn == mx;
 }
 
-/* Remote ranks rank r relays for, on nodes of k ranks (k = P: one node). */
+/* Group of rank r (multileader: its first place; node_pairs: its node). */
+static int unit_of(int r, int k)
+{
+    int a = r / k, L = (a + 1) * k > P ? P - a * k : k, l = r % k;
+    if (algo != XCHG_ALGO_MULTILEADER)
+        return a * k;
+    int kk = leaders < L ? leaders : L, q = 0;
+    while (q + 1 < kk && (long long)(q + 1) * L / kk <= l)
+        q++;
+    return a * k + (int)((long long)q * L / kk);
+}
+
+/* Ranks rank r relays for, on nodes of k ranks (k = P: one node):
+ * node_pairs the remote nodes' ranks it serves, multileader its group. */
 static int relayed(int r, int k)
 {
     int N = (P + k - 1) / k, a = r / k, L = a == N - 1 ? P - a * k : k, n = 0;
+    if (algo == XCHG_ALGO_MULTILEADER) {
+        if (unit_of(r, k) != r)
+            return 0;
+        for (int q = r; q < P && unit_of(q, k) == r; q++)
+            n++;
+        return n;
+    }
     for (int d = r % k + 1; d < N; d += L) {
         int b = (a + d) % N;
         n += b == N - 1 ? P - b * k : k;
@@ -105,7 +132,7 @@ static int relayed(int r, int k)
 static unsigned long long temp_bytes(MPI_Comm comm)
 {
     xchg_stats st;
-    if (xchg_get_stats(comm, &st) != MPI_SUCCESS || st.algo != XCHG_ALGO_NODE_PAIRS)
+    if (xchg_get_stats(comm, &st) != MPI_SUCCESS || st.algo != algo)
         return 0;
     return st.temp_bytes;
 }
@@ -123,7 +150,8 @@ static void values_and_relays(MPI_Comm comm, int k, bufs *b)
         if (P > 1 && all[r] == 0)
             ok = 0;
         for (int q = r / kk * kk; q < P && q / kk == r / kk; q++)
-            if (relayed(r, kk) > relayed(q, kk) && all[r] <= all[q])
+            if (unit_of(q, kk) == unit_of(r, kk) && relayed(r, kk) > relayed(q, kk) &&
+                all[r] <= all[q])
                 ok = 0;
     }
     CHECK_ALL(ok, "relays hold more memory, XCHG_RANKS_PER_NODE=%d (rank %d: %llu bytes)", k,
@@ -161,8 +189,8 @@ static void relay_refused(MPI_Comm comm, int k, bufs *b)
     for (int r = 0; r < P; r++)
         if (relayed(r, kk) > relayed(busiest, kk))
             busiest = r;
-    if (relayed(busiest, kk) == 0)
-        return; /* one node: nobody relays */
+    if (P == 1 || relayed(busiest, kk) == 0)
+        return; /* nobody relays */
     fill(b);
     run(b, comm);
     unsigned long long peak = temp_bytes(comm);
@@ -201,9 +229,14 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &P);
-    if (P > 64) {
+    algo = argc > 1 ? xchg_algo_from_name(argv[1]) : XCHG_ALGO_INVALID;
+    const char *lv = getenv("XCHG_LEADERS");
+    leaders = lv ? atoi(lv) : 0;
+    if (P > 64 || (algo != XCHG_ALGO_NODE_PAIRS && algo != XCHG_ALGO_MULTILEADER) ||
+        (algo == XCHG_ALGO_MULTILEADER && leaders < 1)) {
         if (me == 0)
-            printf("test_node_pairs: at most 64 ranks\n");
+            printf("usage: test_relays node_pairs|multileader (with XCHG_LEADERS=k >= 1), "
+                   "at most 64 ranks\n");
         MPI_Finalize();
         return 1;
     }
@@ -229,7 +262,7 @@ int main(int argc, char **argv)
     unsetenv("XCHG_RANKS_PER_NODE");
     free(b);
     if (me == 0)
-        printf("test_node_pairs on %d ranks: %d passed, %d failed\n", P, npass, nfail);
+        printf("test_relays %s on %d ranks: %d passed, %d failed\n", argv[1], P, npass, nfail);
     MPI_Finalize();
     return nfail ? 1 : 0;
 }
