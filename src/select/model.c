@@ -364,16 +364,18 @@ double xchg_model_node_pairs(const xchg_model_params *m, const xchg_pattern_stat
      * partners, the node's off-node volume and its size headers (L x L
      * int64 per node pair) on the node's link; (3) L-1 messages back
      * inside the node (from the node-mates that serve a node). Every
-     * member packs and unpacks its blocks; MPI packs the relayed ones
-     * (hindexed sends) once per hop. A probe costs about 0.4 o (linear
+     * member packs and unpacks its blocks; the relays' hindexed sends are
+     * packed by MPI, which the simulation does not charge (a real
+     * machine pays a copy per relayed byte and hop: a refit's business,
+     * as for multileader). A probe costs about 0.4 o (linear
      * probing every message at P=64, 16 B: 63 probes, 5.1 us more,
      * p2p_common.h). A single node or one rank per node gains nothing:
      * not modelled. Checked at P=64, 16 ranks per node, random 16 B to
      * 1 KiB (sim/run -np 64 build/smpi/tools/xchg-bench --alone --algos
      * node_pairs --pattern random --sizes 16:1K, SimGrid 3.32): 15.6,
-     * 17.2, 19.8, 25.6, 36.8, 62.5, 105.8 us simulated, 13.7, 15.7, 19.5,
-     * 27.3, 42.1, 75.7, 139.4 modelled (0.88-1.32x: optimistic at 16 B,
-     * pessimistic from 512 B, where linear wins by far in both). */
+     * 17.3, 19.8, 25.5, 36.8, 62.6, 106.2 us simulated, 13.3, 14.8, 17.6,
+     * 23.5, 34.9, 60.2, 108.5 modelled (0.85-1.02x; linear wins from
+     * 256 B in both). */
     const double L = node, N = ceil(P / node);
     if (L <= 1.0 || N <= 1.0)
         return INFINITY;
@@ -386,8 +388,7 @@ double xchg_model_node_pairs(const xchg_model_params *m, const xchg_pattern_stat
                                                   (off + hdr) * m->beta + ns * o);
     const double scatter = m->alpha_intra + fmax(relays * o, fmax(rcv, mean) * m->beta_intra) +
                            relays * (o + probe);
-    return gather + pairs + scatter +
-           copies(m, snd + rcv + 2.0 * fmax(snd, mean), 2.0 * (P - 1.0) * nonempty_share(s));
+    return gather + pairs + scatter + copies(m, snd + rcv, 2.0 * (P - 1.0) * nonempty_share(s));
 }
 
 double xchg_model_multileader(const xchg_model_params *m, const xchg_pattern_stats *s)
@@ -401,9 +402,12 @@ double xchg_model_multileader(const xchg_model_params *m, const xchg_pattern_sta
      * (2) each leader T-1 messages each way, the node's off-node volume
      * and the size headers (a node's members x the other nodes' ranks,
      * int64) on the node's link; (3) the leader g-1 messages out, each
-     * member one in. Members pack and unpack their blocks; MPI packs a
-     * group's volume on its leader (hindexed sends) in steps 2 and 3. A
-     * single node or one rank per node: not modelled. */
+     * member one in. Members pack and unpack their blocks (MPI's packing
+     * of the leaders' hindexed sends: not charged, see node_pairs). A
+     * single node or one rank per node: not modelled. Checked as
+     * node_pairs (P=64, 16 per node, k=2, random 16 B to 1 KiB): 10.1,
+     * 11.6, 14.7, 20.5, 31.8, 59.4, 108.5 us simulated, 10.3, 11.4, 14.5,
+     * 20.8, 32.8, 59.2, 108.5 modelled (0.98-1.03x). */
     const double L = node, N = ceil(P / node);
     if (L <= 1.0 || N <= 1.0)
         return INFINITY;
@@ -417,8 +421,7 @@ double xchg_model_multileader(const xchg_model_params *m, const xchg_pattern_sta
                                                     (off + hdr) * m->beta + (T - 1.0) * o);
     const double scatter = m->alpha_intra + (g - 1.0) * o + o + probe +
                            fmax(rcv, mean) * m->beta_intra;
-    return gather + leaders + scatter +
-           copies(m, snd + rcv + 2.0 * g * fmax(snd, mean), 2.0 * (P - 1.0) * nonempty_share(s));
+    return gather + leaders + scatter + copies(m, snd + rcv, 2.0 * (P - 1.0) * nonempty_share(s));
 }
 
 double xchg_model_grid(const xchg_model_params *m, const xchg_pattern_stats *s)
