@@ -36,7 +36,8 @@
  * Empty messages: the sizes are the sender's and no receiver can know them
  * beforehand, so every message of steps 1 and 2 is sent even when it
  * carries no block; a step-3 message is skipped exactly when its sender
- * serves no node (N <= L_a), which both sides know from the layout. A
+ * serves no node (its place is N-1 or more), which both sides know from
+ * the layout. A
  * header-only message also carries the flags, which is what makes the
  * verdict below global.
  *
