@@ -66,7 +66,8 @@ typedef enum xchg_algo {
     XCHG_ALGO_MPICH_MODEL = 13,    /* "mpich_model": baseline, MPICH 4.0's default */
     XCHG_ALGO_OMPI_MODEL = 14,     /* "ompi_model": baseline, Open MPI 4.1's default */
     XCHG_ALGO_HYBRID = 15,         /* "hybrid": small blocks by radix Bruck, large directly */
-    /* 16, 17: reserved (node_pairs, multileader) */
+    XCHG_ALGO_NODE_PAIRS = 16,     /* "node_pairs": one message per node pair, no leader */
+    XCHG_ALGO_MULTILEADER = 17,    /* "multileader": k leaders per node, one message per leader pair */
     XCHG_ALGO_BRUCK_2LEVEL = 18    /* "bruck_2level": radix Bruck across, then inside nodes */
 } xchg_algo;
 

@@ -4,8 +4,8 @@
  *
  * 1. An argument error on one rank only, where a collective runs anyway
  *    (auto's statistics with XCHG_AUTO_MIN_P=1 from the test's
- *    environment, padded_alltoall, bruck_padded, grid, hierarchical, bruck_2level,
- *    persistent init, the sparse exchange's pex and rsx censuses): every
+ *    environment, padded_alltoall, bruck_padded, grid, hierarchical,
+ *    node_pairs, multileader, bruck_2level, persistent init, the sparse exchange's pex and rsx censuses): every
  *    rank returns the same error class, the failing rank its own message,
  *    the others one naming the failing rank; the communicator stays usable.
  * 2. XCHG_CHECK=1: a count mismatch between two ranks gives the same class
@@ -183,7 +183,8 @@ static void one_rank_errors(void)
     make(&b, 3);
     const int bad = P - 1;
     xchg_algo algos[] = {XCHG_ALGO_AUTO, XCHG_ALGO_PADDED_ALLTOALL, XCHG_ALGO_BRUCK_PADDED,
-                         XCHG_ALGO_GRID, XCHG_ALGO_HIERARCHICAL, XCHG_ALGO_BRUCK_2LEVEL};
+                         XCHG_ALGO_GRID, XCHG_ALGO_HIERARCHICAL, XCHG_ALGO_NODE_PAIRS,
+                         XCHG_ALGO_MULTILEADER, XCHG_ALGO_BRUCK_2LEVEL};
     char w[200];
     for (int i = 0; i < (int)(sizeof algos / sizeof algos[0]); i++) {
         const char *name = algos[i] == XCHG_ALGO_AUTO ? "auto" : xchg_algo_name(algos[i]);

@@ -78,6 +78,9 @@ int xchg_bruck_radix_for(const xchg_settings *s, int P);
 /* The same for a radix setting (0: ceil(sqrt P)), clamped to 2..P
  * (bruck_2level's levels: XCHG_BRUCK_RADIX_INTER over nodes, _INTRA inside). */
 int xchg_bruck_radix_of(int setting, int P);
+/* multileader's leaders per node on nodes of up to L ranks, N nodes:
+ * XCHG_LEADERS (setting > 0, at most L), else round(sqrt(L/N)), at least 1. */
+int xchg_multileader_leaders_for(long setting, int L, int N);
 /* hybrid's threshold: blocks of more bytes go directly (XCHG_HYBRID_THRESHOLD). */
 size_t xchg_hybrid_threshold_for(const xchg_settings *s);
 

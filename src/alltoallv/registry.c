@@ -34,6 +34,8 @@ int xchg_alltoallv_mpich_model(xchg_call *c);
 int xchg_alltoallv_ompi_model(xchg_call *c);
 int xchg_alltoallv_hybrid(xchg_call *c);
 int xchg_alltoallv_bruck_2level(xchg_call *c);
+int xchg_alltoallv_node_pairs(xchg_call *c);
+int xchg_alltoallv_multileader(xchg_call *c);
 
 /* hierarchical.c: the node layout and its size tables made now (collective
  * over cs->pcomm), and whether they exist. */
@@ -42,6 +44,12 @@ int xchg_hierarchical_ready(const xchg_comm_state *cs);
 /* bruck_2level.c: the node layout and its place tables, likewise. */
 int xchg_bruck_2level_prepare(xchg_comm_state *cs);
 int xchg_bruck_2level_ready(const xchg_comm_state *cs);
+/* node_pairs.c: the same for its node tables. */
+int xchg_node_pairs_prepare(xchg_comm_state *cs);
+int xchg_node_pairs_ready(const xchg_comm_state *cs);
+/* multileader.c: the same for its group tables. */
+int xchg_multileader_prepare(xchg_comm_state *cs);
+int xchg_multileader_ready(const xchg_comm_state *cs);
 
 /* Persistent hooks (xchg_persist_ops); entries without take the generic path. */
 extern const xchg_persist_ops xchg_vendor_persist, xchg_linear_persist,
@@ -60,6 +68,8 @@ double xchg_model_hybrid(const xchg_model_params *m, const xchg_pattern_stats *s
 double xchg_model_hierarchical(const xchg_model_params *m, const xchg_pattern_stats *s);
 double xchg_model_grid(const xchg_model_params *m, const xchg_pattern_stats *s);
 double xchg_model_bruck_2level(const xchg_model_params *m, const xchg_pattern_stats *s);
+double xchg_model_node_pairs(const xchg_model_params *m, const xchg_pattern_stats *s);
+double xchg_model_multileader(const xchg_model_params *m, const xchg_pattern_stats *s);
 
 static const xchg_algo_info registry[] = {
     {XCHG_ALGO_VENDOR, "vendor", "the MPI library's MPI_Alltoallv: the baseline",
@@ -97,9 +107,19 @@ static const xchg_algo_info registry[] = {
      .ready = xchg_hierarchical_ready},
     {XCHG_ALGO_BRUCK_2LEVEL, "bruck_2level",
      "radix Bruck across nodes, then inside them (XCHG_BRUCK_RADIX_INTER/_INTRA): small blocks, many nodes of many ranks",
-     xchg_alltoallv_bruck_2level, NULL, xchg_model_bruck_2level, .candidate = 11,
+     xchg_alltoallv_bruck_2level, NULL, xchg_model_bruck_2level, .candidate = 13,
      .agrees_errors = 1, .prepare = xchg_bruck_2level_prepare,
      .ready = xchg_bruck_2level_ready},
+    {XCHG_ALGO_NODE_PAIRS, "node_pairs",
+     "each node pair one message between two relays, gathered and scattered in the node: "
+     "many ranks per node, small and medium blocks",
+     xchg_alltoallv_node_pairs, NULL, xchg_model_node_pairs, .candidate = 11,
+     .agrees_errors = 1, .prepare = xchg_node_pairs_prepare, .ready = xchg_node_pairs_ready},
+    {XCHG_ALGO_MULTILEADER, "multileader",
+     "k leaders per node (XCHG_LEADERS), each for its share of the members, one message per "
+     "leader pair: many ranks per node, small blocks",
+     xchg_alltoallv_multileader, NULL, xchg_model_multileader, .candidate = 12,
+     .agrees_errors = 1, .prepare = xchg_multileader_prepare, .ready = xchg_multileader_ready},
     {XCHG_ALGO_GRID, "grid",
      "row then column through a sqrt(P) grid: about 2 sqrt(P) messages, small blocks at large P",
      xchg_alltoallv_grid, NULL, xchg_model_grid, .candidate = 8, .agrees_errors = 1},

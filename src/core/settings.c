@@ -83,6 +83,9 @@ static const struct setting_def {
     [XCHG_SET_RECORD] = {"XCHG_RECORD", KIND_PATH, 0, 0, 0, "a path", 0, "unset"},
     [XCHG_SET_RECORD_MAX] = {"XCHG_RECORD_MAX", KIND_INT, 1, 1 << 20, 16,
                              "an integer in [1, 1048576]", 0, "16"},
+    [XCHG_SET_LEADERS] = {"XCHG_LEADERS", KIND_INT, 1, INT_MAX, 0,
+                          "0 (from the node sizes) or an integer in [1, 2^31)", 1,
+                          "round(sqrt(ranks per node / nodes)), at least 1"},
     [XCHG_SET_MPICH_THROTTLE] = {"MPIR_CVAR_ALLTOALL_THROTTLE", KIND_INT, 1, 1 << 20, 32,
                                  "0 (no throttle) or an integer in [1, 1048576]", 1, "32"},
 };
@@ -259,6 +262,9 @@ static void apply(xchg_settings *s, int i, int64_t v, const char *text)
         break;
     case XCHG_SET_RANKS_PER_NODE:
         s->ranks_per_node = v == VALUE_UNSET ? 0 : (long)v;
+        break;
+    case XCHG_SET_LEADERS:
+        s->leaders = v == VALUE_UNSET ? 0 : (long)v;
         break;
     case XCHG_SET_NBX_BARRIER:
         s->nbx_dissemination = v == VALUE_UNSET ? 0 : (int)v;

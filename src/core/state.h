@@ -71,6 +71,7 @@ typedef enum xchg_setting_id {
     XCHG_SET_VERBOSE,
     XCHG_SET_RECORD,
     XCHG_SET_RECORD_MAX,
+    XCHG_SET_LEADERS,
     XCHG_SETTING_COUNT
 } xchg_setting_id;
 
@@ -87,6 +88,7 @@ typedef struct xchg_settings {
     long auto_refresh;            /* most auto calls between two refreshes */
     size_t max_temp_bytes;        /* set, or the smallest default of all ranks */
     long ranks_per_node;          /* hierarchical; 0: shared-memory nodes */
+    long leaders;                 /* multileader's leaders per node; 0: its rule */
     int nbx_dissemination;        /* XCHG_NBX_BARRIER=dissemination */
     int check;                    /* XCHG_CHECK=1: the check mode */
     int verbose;                  /* XCHG_VERBOSE: 1 auto's choices, 2 every change, 3 every agreement */

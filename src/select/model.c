@@ -352,6 +352,78 @@ double xchg_model_hierarchical(const xchg_model_params *m, const xchg_pattern_st
            copies(m, snd + rcv, 2.0 * (P - 1.0) * nonempty_share(s));
 }
 
+double xchg_model_node_pairs(const xchg_model_params *m, const xchg_pattern_stats *s)
+{
+    model_terms k;
+    terms_of(m, s, &k);
+    const double P = k.P, o = k.o, node = k.node, off = k.off, mean = k.mean;
+    /* L ranks per node, N nodes, every member a relay for about (N-1)/L
+     * nodes (node_pairs.c): (1) L-1 messages to and from the node-mates
+     * (the rank's outgoing blocks, and as relay about a mean volume in),
+     * each received after a probe; (2) ns messages each way to the
+     * partners, the node's off-node volume and its size headers (L x L
+     * int64 per node pair) on the node's link; (3) L-1 messages back
+     * inside the node (from the node-mates that serve a node). Every
+     * member packs and unpacks its blocks; the relays' hindexed sends are
+     * packed by MPI, which the simulation does not charge (a real
+     * machine pays a copy per relayed byte and hop: a refit's business,
+     * as for multileader). A probe costs about 0.4 o (linear
+     * probing every message at P=64, 16 B: 63 probes, 5.1 us more,
+     * p2p_common.h). A single node or one rank per node gains nothing:
+     * not modelled. Checked at P=64, 16 ranks per node, random 16 B to
+     * 1 KiB (sim/run -np 64 build/smpi/tools/xchg-bench --alone --algos
+     * node_pairs --pattern random --sizes 16:1K, SimGrid 3.32): 15.6,
+     * 17.3, 19.8, 25.5, 36.8, 62.6, 106.2 us simulated, 13.3, 14.8, 17.6,
+     * 23.5, 34.9, 60.2, 108.5 modelled (0.85-1.02x; linear wins from
+     * 256 B in both). */
+    const double L = node, N = ceil(P / node);
+    if (L <= 1.0 || N <= 1.0)
+        return INFINITY;
+    const double probe = 0.4 * o, ns = ceil((N - 1.0) / L), relays = fmin(L - 1.0, N - 1.0);
+    const double snd = (double)s->max_send_bytes, rcv = (double)s->max_recv_bytes;
+    const double hdr = (N - 1.0) * L * L * 8.0; /* size headers leaving a node */
+    const double gather = m->alpha_intra + fmax((L - 1.0) * o, fmax(snd, mean) * m->beta_intra) +
+                          (L - 1.0) * (o + probe);
+    const double pairs = alpha_at(m, s, P) + fmax(ns * (2.0 * o + probe),
+                                                  (off + hdr) * m->beta + ns * o);
+    const double scatter = m->alpha_intra + fmax(relays * o, fmax(rcv, mean) * m->beta_intra) +
+                           relays * (o + probe);
+    return gather + pairs + scatter + copies(m, snd + rcv, 2.0 * (P - 1.0) * nonempty_share(s));
+}
+
+double xchg_model_multileader(const xchg_model_params *m, const xchg_pattern_stats *s)
+{
+    model_terms k;
+    terms_of(m, s, &k);
+    const double P = k.P, o = k.o, node = k.node, off = k.off, mean = k.mean;
+    /* k leaders per node (the algorithm's own rule, or XCHG_LEADERS),
+     * groups of g = L/k members, T = k N leaders (multileader.c): (1) each
+     * member one message to its leader, which probes and receives g-1;
+     * (2) each leader T-1 messages each way, the node's off-node volume
+     * and the size headers (a node's members x the other nodes' ranks,
+     * int64) on the node's link; (3) the leader g-1 messages out, each
+     * member one in. Members pack and unpack their blocks (MPI's packing
+     * of the leaders' hindexed sends: not charged, see node_pairs). A
+     * single node or one rank per node: not modelled. Checked as
+     * node_pairs (P=64, 16 per node, k=2, random 16 B to 1 KiB): 10.1,
+     * 11.6, 14.7, 20.5, 31.8, 59.4, 108.5 us simulated, 10.3, 11.4, 14.5,
+     * 20.8, 32.8, 59.2, 108.5 modelled (0.98-1.03x). */
+    const double L = node, N = ceil(P / node);
+    if (L <= 1.0 || N <= 1.0)
+        return INFINITY;
+    const double kl = (double)xchg_multileader_leaders_for((long)m->leaders, (int)L, (int)N);
+    const double g = ceil(L / kl), T = kl * N, probe = 0.4 * o;
+    const double snd = (double)s->max_send_bytes, rcv = (double)s->max_recv_bytes;
+    const double hdr = L * (P - L) * 8.0;
+    const double gather = m->alpha_intra + o + (g - 1.0) * (o + probe) +
+                          fmax(snd, mean) * m->beta_intra;
+    const double leaders = alpha_at(m, s, P) + fmax((T - 1.0) * (2.0 * o + probe),
+                                                    (off + hdr) * m->beta + (T - 1.0) * o);
+    const double scatter = m->alpha_intra + (g - 1.0) * o + o + probe +
+                           fmax(rcv, mean) * m->beta_intra;
+    return gather + leaders + scatter + copies(m, snd + rcv, 2.0 * (P - 1.0) * nonempty_share(s));
+}
+
 double xchg_model_grid(const xchg_model_params *m, const xchg_pattern_stats *s)
 {
     model_terms k;
@@ -488,6 +560,7 @@ void xchg_model_defaults(xchg_model_params *m)
     m->vendor_overhead_factor = 1.0;
     m->throttle = 32.0;
     m->radix = 4.0;
+    m->leaders = 0.0; /* XCHG_LEADERS unset: multileader's own rule */
     /* Padded slot bytes below which MPI_Alltoall runs Bruck's log P
      * rounds: MPICH's MPIR_CVAR_ALLTOALL_SHORT_MSG_SIZE (256), which SMPI's
      * mpich selector follows. */

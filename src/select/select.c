@@ -232,6 +232,7 @@ static void model_params(const xchg_call *c, xchg_model_params *m)
     m->radix = (double)xchg_bruck_radix_for(&c->cs->settings, c->size);
     m->radix_intra_set = c->cs->settings.bruck_radix_intra;
     m->radix_inter_set = c->cs->settings.bruck_radix_inter;
+    m->leaders = (double)c->cs->settings.leaders;
 }
 
 /* Calls between two refreshes of a choice that stays the same, at most:

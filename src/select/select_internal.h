@@ -97,6 +97,7 @@ typedef struct xchg_model_params {
     double throttle, radix;
     /* bruck_2level's radix settings (0: ceil(sqrt) of the level's size) */
     int radix_intra_set, radix_inter_set;
+    double leaders;      /* XCHG_LEADERS (0: multileader's rule) */
     double alltoall_bruck_bytes; /* padded slot bytes below which MPI_Alltoall is log P */
 } xchg_model_params;
 
