@@ -1,0 +1,553 @@
+/*
+ * neighbor.c - the public neighbour exchange (xchg_neighbor_alltoallv, its
+ * _algo, _init and nonblocking forms) and the names of its algorithms.
+ *
+ * A topology never changes, so the graph is read once per communicator, at
+ * its first neighbour exchange, and kept on xchg's state for it
+ * (XCHG_EXT_NEIGHBOR). That first call also agrees, with one allreduce,
+ * that every rank read its graph and had good arguments: the state is
+ * kept only where every rank succeeded, so the next call is the first
+ * again on every rank alike. Later calls run no collective besides the
+ * exchange (XCHG_CHECK=1 adds the check mode's), and an argument error
+ * there stays the failing rank's (docs/errors.md). A persistent init
+ * always agrees (one allreduce for the arguments, one for the plans).
+ */
+#include "api.h"
+#include "neighbor/neighbor_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* What a communicator keeps for its neighbour exchanges. */
+typedef struct nbr_state {
+    xchg_nbr_graph g;
+} nbr_state;
+
+static void state_free(void *p)
+{
+    nbr_state *st = p;
+    xchg_nbr_graph_free(&st->g);
+    free(st);
+}
+
+/* This rank's part of a first call: the graph read (no communication). */
+static int state_make(MPI_Comm comm, nbr_state **out)
+{
+    *out = calloc(1, sizeof **out);
+    if (!*out)
+        return xchg_error_code(MPI_ERR_NO_MEM, "no memory for the neighbour exchange state");
+    int rc = xchg_nbr_graph_read(comm, &(*out)->g);
+    if (rc != MPI_SUCCESS) {
+        free(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+static void state_keep(xchg_comm_state *cs, nbr_state *st)
+{
+    cs->ext[XCHG_EXT_NEIGHBOR] = st;
+    cs->ext_free[XCHG_EXT_NEIGHBOR] = state_free;
+}
+
+/* The arguments of one call, as the caller gave them (or the request's
+ * copies). */
+typedef struct nbr_args {
+    xchg_neighbor_algo algo;
+    int from_env;
+    const void *sendbuf;
+    const int *sendcounts, *sdispls;
+    MPI_Datatype sendtype;
+    void *recvbuf;
+    const int *recvcounts, *rdispls;
+    MPI_Datatype recvtype;
+    MPI_Comm comm; /* the caller's */
+    xchg_comm_state *cs;
+} nbr_args;
+
+static int resolve_algo(const xchg_settings *s, xchg_neighbor_algo algo, int from_env,
+                        xchg_neighbor_algo *out)
+{
+    if (from_env) {
+        algo = s->neighbor_algo; /* agreed: the same on every rank */
+        if (algo == XCHG_NEIGHBOR_INVALID)
+            return xchg_error_code(MPI_ERR_ARG, "XCHG_NEIGHBOR_ALGO=%s names no neighbour "
+                                   "algorithm of this build (see xchg_neighbor_algo_count/"
+                                   "xchg_neighbor_algo_at)", s->neighbor_algo_text);
+    }
+    if (algo != XCHG_NEIGHBOR_AUTO && !xchg_neighbor_registry_find(algo))
+        return xchg_error_code(MPI_ERR_ARG, "algo %d is not a neighbour algorithm of this "
+                               "build", (int)algo);
+    *out = algo;
+    return MPI_SUCCESS;
+}
+
+/* auto's choice for a call: the same on every rank, made from what every
+ * rank knows. direct is the only algorithm of this build, so it is the
+ * choice; a second algorithm brings its cost model here, fed by inputs
+ * agreed in the first call's (or init's) allreduce. */
+static xchg_neighbor_algo auto_choice(const xchg_nbr_call *c)
+{
+    (void)c;
+    return XCHG_NEIGHBOR_DIRECT;
+}
+
+/* The call c of the arguments a on the graph of st, checked locally:
+ * arrays, types, algorithm (auto resolved). */
+static int call_of(const nbr_args *a, const nbr_state *st, xchg_nbr_call *c,
+                   xchg_neighbor_algo *algo)
+{
+    xchg_comm_state *cs = a->cs;
+    memset(c, 0, sizeof *c);
+    c->sendbuf = a->sendbuf;
+    c->sendcounts = a->sendcounts;
+    c->sdispls = a->sdispls;
+    c->recvbuf = a->recvbuf;
+    c->recvcounts = a->recvcounts;
+    c->rdispls = a->rdispls;
+    c->g = &st->g;
+    c->comm = cs->pcomm;
+    c->cs = cs;
+    c->rank = cs->rank;
+    c->size = cs->size;
+    c->mem.cs = cs;
+    c->mem.rank = cs->rank;
+    c->mem.size = cs->size;
+    c->mem.comm = cs->pcomm;
+    c->mem.temp_limit = xchg_temp_limit_of(cs);
+    int rc = xchg_check_neighbor_arrays(a->sendbuf, a->sendcounts, a->sdispls, a->sendtype,
+                                        st->g.outdegree, a->recvbuf, a->recvcounts,
+                                        a->rdispls, a->recvtype, st->g.indegree);
+    if (rc == MPI_SUCCESS)
+        rc = resolve_algo(&cs->settings, a->algo, a->from_env, algo);
+    if (rc == MPI_SUCCESS)
+        rc = xchg_typeinfo_get(a->sendtype, &c->st);
+    if (rc == MPI_SUCCESS)
+        rc = xchg_typeinfo_get(a->recvtype, &c->rt);
+    if (rc == MPI_SUCCESS && *algo == XCHG_NEIGHBOR_AUTO)
+        *algo = auto_choice(c);
+    return rc;
+}
+
+/* The checks of a call and their agreement: the state made and agreed on
+ * a communicator's first call (every rank then keeps it or none does), or
+ * always when `agree` (init, the check mode). On success *st is the
+ * communicator's state. */
+static int prepare(const nbr_args *a, int agree, const char *who, nbr_state **st,
+                   xchg_nbr_call *c, xchg_neighbor_algo *algo)
+{
+    xchg_comm_state *cs = a->cs;
+    nbr_state *fresh = NULL;
+    *st = cs->ext[XCHG_EXT_NEIGHBOR];
+    int rc = MPI_SUCCESS;
+    if (!*st)
+        rc = state_make(a->comm, &fresh);
+    if (fresh)
+        *st = fresh;
+    if (rc == MPI_SUCCESS)
+        rc = call_of(a, *st, c, algo);
+    if (fresh || agree || cs->settings.check)
+        rc = xchg_agree_errors(cs->pcomm, cs->rank, cs->size, rc, who);
+    if (fresh && rc == MPI_SUCCESS)
+        state_keep(cs, fresh);
+    else if (fresh)
+        state_free(fresh);
+    return rc;
+}
+
+static void record_stats(xchg_comm_state *cs, xchg_neighbor_algo algo, size_t temp_peak)
+{
+    cs->calls++;
+    cs->last.algo = XCHG_ALGO_INVALID;
+    cs->last.sparse_algo = XCHG_SPARSE_INVALID;
+    cs->last.neighbor_algo = algo;
+    cs->last.temp_bytes = temp_peak;
+    cs->last.calls = cs->calls;
+    cs->last.passed_to_mpi = 0;
+}
+
+/* Everything of a blocking call once the communicator's state is known
+ * (also the body of a nonblocking one, in its coroutine). *ran: the
+ * algorithm. Returns the code without raising it. */
+static int body(const nbr_args *a, xchg_neighbor_algo *ran)
+{
+    nbr_state *st;
+    xchg_nbr_call c;
+    xchg_neighbor_algo algo = XCHG_NEIGHBOR_INVALID;
+    int rc = prepare(a, 0, "xchg_neighbor_alltoallv", &st, &c, &algo);
+    *ran = algo;
+    if (rc != MPI_SUCCESS)
+        return rc;
+    rc = xchg_neighbor_registry_find(algo)->run(&c);
+    record_stats(a->cs, algo, c.mem.temp_peak);
+    return rc;
+}
+
+/* The checks before anything is agreed, the same on every rank by
+ * themselves: the communicator, its topology; then xchg's state for it
+ * (collective on first use). */
+static int enter(MPI_Comm comm, xchg_comm_state **cs)
+{
+    int P = 0, topo = MPI_UNDEFINED, rc = xchg_check_comm(comm, &P);
+    if (rc == MPI_SUCCESS && MPI_Topo_test(comm, &topo) == MPI_SUCCESS &&
+        topo != MPI_DIST_GRAPH && topo != MPI_CART && topo != MPI_GRAPH)
+        rc = xchg_error_code(MPI_ERR_TOPOLOGY, "comm has no topology: a neighbour exchange "
+                             "needs a distributed graph (MPI_Dist_graph_create_adjacent), "
+                             "Cartesian or graph communicator");
+    if (rc == MPI_SUCCESS)
+        rc = xchg_api_state(comm, cs);
+    return rc;
+}
+
+static int run(xchg_neighbor_algo algo, int from_env, const void *sendbuf,
+               const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+               void *recvbuf, const int recvcounts[], const int rdispls[],
+               MPI_Datatype recvtype, MPI_Comm comm)
+{
+    int mpi_rc = xchg_mpi_check(comm); /* first: the running MPI is ours */
+    if (mpi_rc != MPI_SUCCESS)
+        return mpi_rc;
+    xchg_comm_state *cs = NULL;
+    int rc = enter(comm, &cs);
+    if (rc != MPI_SUCCESS)
+        return xchg_raise(comm, rc);
+    xchg_nb_drain(cs); /* nonblocking exchanges started before this call */
+    nbr_args a = {algo,    from_env,   sendbuf, sendcounts, sdispls, sendtype,
+                  recvbuf, recvcounts, rdispls, recvtype,   comm,    cs};
+    xchg_neighbor_algo ran;
+    return xchg_raise(comm, body(&a, &ran));
+}
+
+int xchg_neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                            MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                            const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return run(XCHG_NEIGHBOR_AUTO, 1, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+               recvcounts, rdispls, recvtype, comm);
+}
+
+int xchg_neighbor_alltoallv_algo(xchg_neighbor_algo algo, const void *sendbuf,
+                                 const int sendcounts[], const int sdispls[],
+                                 MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                                 const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return run(algo, 0, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+               recvtype, comm);
+}
+
+/*
+ * Requests: the nonblocking and persistent forms keep copies of the four
+ * arrays and of derived datatypes, so the caller may free theirs.
+ */
+typedef struct nbr_request {
+    nbr_args a;            /* pointing at the copies below */
+    int *arrays;
+    MPI_Datatype stype, rtype;
+    xchg_neighbor_algo algo;
+    int rc;                /* nonblocking: the result once run */
+    xchg_nb *nb;           /* nonblocking: the exchange's coroutine (NULL: ran at once) */
+    xchg_nbr_call c;       /* persistent: the call its plan was made for */
+    const xchg_neighbor_info *info;
+    void *plan;
+} nbr_request;
+
+static const int *keep_array(int **store, const int *src, int n)
+{
+    if (!src || n == 0)
+        return src;
+    memcpy(*store, src, sizeof(int) * (size_t)n);
+    const int *out = *store;
+    *store += n;
+    return out;
+}
+
+static void request_release(nbr_request *q)
+{
+    xchg_type_release(&q->stype);
+    xchg_type_release(&q->rtype);
+    free(q->arrays);
+    free(q);
+}
+
+/* A request's copy of a, whose arrays have the graph's degrees (checked
+ * lengths: the caller has prepared the call first). */
+static int request_make(const nbr_args *a, const xchg_nbr_graph *g, nbr_request **out)
+{
+    nbr_request *q = calloc(1, sizeof *q);
+    int n = 2 * (g->indegree + g->outdegree);
+    int *arrays = q ? malloc(sizeof(int) * (size_t)(n > 0 ? n : 1)) : NULL;
+    if (!arrays) {
+        free(q);
+        return xchg_error_code(MPI_ERR_NO_MEM, "out of memory for a neighbour request");
+    }
+    q->a = *a;
+    q->arrays = arrays;
+    q->stype = q->rtype = MPI_DATATYPE_NULL;
+    int *store = arrays;
+    q->a.sendcounts = keep_array(&store, a->sendcounts, g->outdegree);
+    q->a.sdispls = keep_array(&store, a->sdispls, g->outdegree);
+    q->a.recvcounts = keep_array(&store, a->recvcounts, g->indegree);
+    q->a.rdispls = keep_array(&store, a->rdispls, g->indegree);
+    int rc = xchg_type_keep(a->sendtype, &q->stype);
+    if (rc == MPI_SUCCESS)
+        rc = xchg_type_keep(a->recvtype, &q->rtype);
+    if (rc != MPI_SUCCESS) {
+        request_release(q);
+        return rc;
+    }
+    q->a.sendtype = q->stype;
+    q->a.recvtype = q->rtype;
+    *out = q;
+    return MPI_SUCCESS;
+}
+
+static xchg_neighbor_algo request_algo(void *ctx)
+{
+    return ((nbr_request *)ctx)->algo;
+}
+
+/* Nonblocking: the blocking body in a coroutine. */
+static int nb_run(void *ctx)
+{
+    nbr_request *q = ctx;
+    return body(&q->a, &q->algo);
+}
+
+static int nb_start(void *ctx)
+{
+    (void)ctx;
+    return MPI_SUCCESS; /* never called: a nonblocking request is not restarted */
+}
+
+static int nb_test(void *ctx, int *done)
+{
+    nbr_request *q = ctx;
+    if (!q->nb) {
+        *done = 1;
+        return q->rc;
+    }
+    return xchg_nb_test(q->nb, done);
+}
+
+static int nb_wait(void *ctx)
+{
+    nbr_request *q = ctx;
+    return q->nb ? xchg_nb_wait(q->nb) : q->rc;
+}
+
+static int nb_free(void *ctx)
+{
+    nbr_request *q = ctx;
+    xchg_nb_free(q->nb);
+    request_release(q);
+    return MPI_SUCCESS;
+}
+
+static const xchg_request_ops nb_ops = {nb_start, nb_test, nb_wait, nb_free, request_algo};
+
+static int irun(xchg_neighbor_algo algo, int from_env, const void *sendbuf,
+                const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                void *recvbuf, const int recvcounts[], const int rdispls[],
+                MPI_Datatype recvtype, MPI_Comm comm, xchg_request *req)
+{
+    int mpi_rc = xchg_mpi_check(comm); /* first: the running MPI is ours */
+    if (mpi_rc != MPI_SUCCESS)
+        return mpi_rc;
+    if (!req)
+        return xchg_raise(comm, xchg_error_code(MPI_ERR_ARG, "req is NULL"));
+    *req = XCHG_REQUEST_NULL;
+    xchg_comm_state *cs = NULL;
+    int rc = enter(comm, &cs);
+    if (rc != MPI_SUCCESS)
+        return xchg_raise(comm, rc);
+    /* The graph's degrees size the copies: a first call reads and agrees
+     * it here, blocking (as xchg's state for a communicator is made), as
+     * does the check mode; after what was started before on comm. Later
+     * calls check locally and queue behind the exchanges started before. */
+    if (!cs->ext[XCHG_EXT_NEIGHBOR] || cs->settings.check)
+        xchg_nb_drain(cs);
+    nbr_args a = {algo,    from_env,   sendbuf, sendcounts, sdispls, sendtype,
+                  recvbuf, recvcounts, rdispls, recvtype,   comm,    cs};
+    nbr_state *st;
+    xchg_nbr_call c;
+    xchg_neighbor_algo resolved;
+    rc = prepare(&a, 0, "xchg_ineighbor_alltoallv", &st, &c, &resolved);
+    nbr_request *q = NULL;
+    if (rc == MPI_SUCCESS)
+        rc = request_make(&a, &st->g, &q);
+    if (rc == MPI_SUCCESS && (rc = xchg_request_of_ops(comm, cs, &nb_ops, q, 1, req)) !=
+                                 MPI_SUCCESS)
+        request_release(q);
+    if (rc != MPI_SUCCESS)
+        return xchg_raise(comm, rc);
+    q->algo = resolved;
+    if (xchg_nb_start(cs, nb_run, q, &q->nb) != MPI_SUCCESS) {
+        q->nb = NULL; /* no memory for a coroutine: run it now, blocking */
+        xchg_nb_drain(cs);
+        q->rc = body(&q->a, &q->algo);
+    }
+    return MPI_SUCCESS;
+}
+
+int xchg_ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                             MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                             xchg_request *req)
+{
+    return irun(XCHG_NEIGHBOR_AUTO, 1, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                recvcounts, rdispls, recvtype, comm, req);
+}
+
+int xchg_ineighbor_alltoallv_algo(xchg_neighbor_algo algo, const void *sendbuf,
+                                  const int sendcounts[], const int sdispls[],
+                                  MPI_Datatype sendtype, void *recvbuf,
+                                  const int recvcounts[], const int rdispls[],
+                                  MPI_Datatype recvtype, MPI_Comm comm, xchg_request *req)
+{
+    return irun(algo, 0, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                recvtype, comm, req);
+}
+
+/* Persistent: the algorithm's plan, made once at init. */
+static int p_start(void *ctx)
+{
+    nbr_request *q = ctx;
+    q->c.mem.temp_peak = q->c.mem.temp_cur;
+    return q->info->persist->start(&q->c, q->plan);
+}
+
+static int p_done(nbr_request *q, int rc)
+{
+    record_stats(q->a.cs, q->algo, q->c.mem.temp_peak);
+    return rc;
+}
+
+static int p_test(void *ctx, int *done)
+{
+    nbr_request *q = ctx;
+    int rc = q->info->persist->test(&q->c, q->plan, done);
+    return *done ? p_done(q, rc) : rc;
+}
+
+static int p_wait(void *ctx)
+{
+    nbr_request *q = ctx;
+    return p_done(q, q->info->persist->wait(&q->c, q->plan));
+}
+
+static int p_free(void *ctx)
+{
+    nbr_request *q = ctx;
+    xchg_nb_drain(q->a.cs); /* a plan's free may be collective */
+    int rc = q->info->persist->free(&q->c, q->plan);
+    request_release(q);
+    return rc;
+}
+
+static const xchg_request_ops persist_ops = {p_start, p_test, p_wait, p_free, request_algo};
+
+/* The request's plan, agreed: a rank whose plan failed fails every rank. */
+static int plan_agreed(nbr_request *q, const nbr_state *st, xchg_neighbor_algo algo)
+{
+    xchg_comm_state *cs = q->a.cs;
+    xchg_neighbor_algo again;
+    int rc = call_of(&q->a, st, &q->c, &again); /* the call on the request's copies */
+    q->algo = algo;
+    q->info = xchg_neighbor_registry_find(algo);
+    if (rc == MPI_SUCCESS)
+        rc = q->info->persist->init(&q->c, &q->plan);
+    int arc = xchg_agree_errors(cs->pcomm, cs->rank, cs->size, rc,
+                                "xchg_neighbor_alltoallv_init");
+    if (arc != MPI_SUCCESS && rc == MPI_SUCCESS)
+        q->info->persist->free(&q->c, q->plan);
+    return arc;
+}
+
+static int init_run(xchg_neighbor_algo algo, int from_env, const void *sendbuf,
+                    const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                    void *recvbuf, const int recvcounts[], const int rdispls[],
+                    MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, xchg_request *req)
+{
+    (void)info;
+    int mpi_rc = xchg_mpi_check(comm); /* first: the running MPI is ours */
+    if (mpi_rc != MPI_SUCCESS)
+        return mpi_rc;
+    if (!req)
+        return xchg_raise(comm, xchg_error_code(MPI_ERR_ARG, "req is NULL"));
+    *req = XCHG_REQUEST_NULL;
+    xchg_comm_state *cs = NULL;
+    int rc = enter(comm, &cs);
+    if (rc != MPI_SUCCESS)
+        return xchg_raise(comm, rc);
+    xchg_nb_drain(cs); /* nonblocking exchanges started before this call */
+    nbr_args a = {algo,    from_env,   sendbuf, sendcounts, sdispls, sendtype,
+                  recvbuf, recvcounts, rdispls, recvtype,   comm,    cs};
+    nbr_state *st;
+    xchg_nbr_call c;
+    rc = prepare(&a, 1, "xchg_neighbor_alltoallv_init", &st, &c, &algo);
+    if (rc != MPI_SUCCESS)
+        return xchg_raise(comm, rc);
+    nbr_request *q = NULL;
+    int lrc = request_make(&a, &st->g, &q); /* agreed with the plans */
+    if (lrc != MPI_SUCCESS) {
+        xchg_agree_errors(cs->pcomm, cs->rank, cs->size, lrc, "xchg_neighbor_alltoallv_init");
+        return xchg_raise(comm, lrc);
+    }
+    if ((rc = plan_agreed(q, st, algo)) != MPI_SUCCESS) {
+        request_release(q);
+        return xchg_raise(comm, rc);
+    }
+    if ((rc = xchg_request_of_ops(comm, cs, &persist_ops, q, 0, req)) != MPI_SUCCESS) {
+        /* MPI_ERR_NO_MEM on this rank only: its partners' starts would
+         * wait for it, as after any local failure of a collective init */
+        p_free(q);
+        return xchg_raise(comm, rc);
+    }
+    return MPI_SUCCESS;
+}
+
+int xchg_neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[],
+                                 const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                 const int recvcounts[], const int rdispls[],
+                                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                 xchg_request *req)
+{
+    return init_run(XCHG_NEIGHBOR_AUTO, 1, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                    recvcounts, rdispls, recvtype, comm, info, req);
+}
+
+int xchg_neighbor_alltoallv_init_algo(xchg_neighbor_algo algo, const void *sendbuf,
+                                      const int sendcounts[], const int sdispls[],
+                                      MPI_Datatype sendtype, void *recvbuf,
+                                      const int recvcounts[], const int rdispls[],
+                                      MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                      xchg_request *req)
+{
+    return init_run(algo, 0, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                    rdispls, recvtype, comm, info, req);
+}
+
+/* Names and lists, from the registry. */
+xchg_neighbor_algo xchg_neighbor_algo_from_name(const char *name)
+{
+    if (name && strcmp(name, "auto") == 0)
+        return XCHG_NEIGHBOR_AUTO;
+    const xchg_neighbor_info *a = xchg_neighbor_registry_find_name(name);
+    return a ? a->id : XCHG_NEIGHBOR_INVALID;
+}
+
+const char *xchg_neighbor_algo_name(xchg_neighbor_algo algo)
+{
+    if (algo == XCHG_NEIGHBOR_AUTO)
+        return "auto";
+    const xchg_neighbor_info *a = xchg_neighbor_registry_find(algo);
+    return a ? a->name : NULL;
+}
+
+int xchg_neighbor_algo_count(void) { return xchg_neighbor_registry_count(); }
+
+xchg_neighbor_algo xchg_neighbor_algo_at(int i)
+{
+    const xchg_neighbor_info *a = xchg_neighbor_registry_at(i);
+    return a ? a->id : XCHG_NEIGHBOR_INVALID;
+}
