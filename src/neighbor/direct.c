@@ -10,7 +10,8 @@
  * receive, and the k-th message to a repeated neighbour still meets that
  * neighbour's k-th receive from this rank (MPI's non-overtaking order on
  * one source, tag and communicator): the pairing of repeated neighbours
- * and self-loops is MPI's own. (A zero-byte send against a nonzero
+ * and self-loops is MPI's own (Cartesian: per direction, see
+ * xchg_nbr_send_tag). (A zero-byte send against a nonzero
  * receive is erroneous in MPI; here the receive would wait for ever:
  * XCHG_CHECK=1 finds it before anything moves.) Messages to self go
  * through MPI like the others, so their pairing needs no special case.
@@ -64,10 +65,11 @@ static int post_all(xchg_nbr_call *c, int persistent, MPI_Request *req, int *fro
             continue;
         void *buf = xchg_block_addr(c->recvbuf, c->rdispls[i], &c->rt);
         from[*n] = i;
-        rc = persistent ? MPI_Recv_init(buf, c->recvcounts[i], c->rt.type, g->sources[i],
-                                        XCHG_NEIGHBOR_TAG_DIRECT, c->comm, &req[*n])
-                        : MPI_Irecv(buf, c->recvcounts[i], c->rt.type, g->sources[i],
-                                    XCHG_NEIGHBOR_TAG_DIRECT, c->comm, &req[*n]);
+        int tag = xchg_nbr_recv_tag(g, XCHG_NEIGHBOR_TAG_DIRECT, i);
+        rc = persistent ? MPI_Recv_init(buf, c->recvcounts[i], c->rt.type, g->sources[i], tag,
+                                        c->comm, &req[*n])
+                        : MPI_Irecv(buf, c->recvcounts[i], c->rt.type, g->sources[i], tag,
+                                    c->comm, &req[*n]);
         if (rc == MPI_SUCCESS)
             (*n)++;
     }
@@ -76,10 +78,11 @@ static int post_all(xchg_nbr_call *c, int persistent, MPI_Request *req, int *fro
             continue;
         const void *buf = xchg_block_addr(c->sendbuf, c->sdispls[j], &c->st);
         from[*n] = -1;
-        rc = persistent ? MPI_Send_init(buf, c->sendcounts[j], c->st.type, g->dests[j],
-                                        XCHG_NEIGHBOR_TAG_DIRECT, c->comm, &req[*n])
-                        : MPI_Isend(buf, c->sendcounts[j], c->st.type, g->dests[j],
-                                    XCHG_NEIGHBOR_TAG_DIRECT, c->comm, &req[*n]);
+        int tag = xchg_nbr_send_tag(g, XCHG_NEIGHBOR_TAG_DIRECT, j);
+        rc = persistent ? MPI_Send_init(buf, c->sendcounts[j], c->st.type, g->dests[j], tag,
+                                        c->comm, &req[*n])
+                        : MPI_Isend(buf, c->sendcounts[j], c->st.type, g->dests[j], tag,
+                                    c->comm, &req[*n]);
         if (rc == MPI_SUCCESS)
             (*n)++;
     }

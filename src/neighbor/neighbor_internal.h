@@ -9,9 +9,11 @@
 
 #include "progress/progress.h"
 
-/* Tags inside XCHG_TAG_NEIGHBOR's range (160..169). */
+/* Tags inside XCHG_TAG_NEIGHBOR's range (160..169): each algorithm's
+ * messages use its base and, on a Cartesian communicator, base + 1
+ * (xchg_nbr_send_tag). */
 enum {
-    XCHG_NEIGHBOR_TAG_DIRECT = XCHG_TAG_NEIGHBOR, /* direct: the blocks themselves */
+    XCHG_NEIGHBOR_TAG_DIRECT = XCHG_TAG_NEIGHBOR, /* direct: the blocks themselves (2 tags) */
 };
 
 /* The neighbours of this rank as MPI's neighbour collectives see them:
@@ -23,6 +25,25 @@ typedef struct xchg_nbr_graph {
     int indegree, outdegree;
     int *sources, *dests;    /* one allocation: indegree + outdegree ints */
 } xchg_nbr_graph;
+
+/* The tag of send block j and of receive block i. Cartesian: one tag per
+ * direction, so that the sender's block j lands in the receiver's block
+ * j ^ 1 (sent towards -1, received from +1) also where both neighbours of
+ * a dimension are one rank, periodic of size 1 or 2 (MPI-4.1 section 8.6,
+ * the MPI-3.1 errata of mpi-forum/mpi-issues#153; Open MPI 4.1's blocking
+ * MPI_Neighbor_alltoallv does this, MPICH 4.0's pairs by order instead).
+ * Within a direction the blocks go in dimension order on both sides, so
+ * a rank that is its own neighbour in several dimensions pairs them by
+ * dimension. Otherwise one tag: MPI's order pairs repeated neighbours. */
+static inline int xchg_nbr_send_tag(const xchg_nbr_graph *g, int base, int j)
+{
+    return g->topo == MPI_CART ? base + (j & 1) : base;
+}
+
+static inline int xchg_nbr_recv_tag(const xchg_nbr_graph *g, int base, int i)
+{
+    return g->topo == MPI_CART ? base + ((i & 1) ^ 1) : base;
+}
 
 /* Reads the graph of comm (no communication). A communicator without a
  * topology gives MPI_ERR_TOPOLOGY naming it. */
