@@ -215,6 +215,22 @@ static void make_adjacent(tcase *c, int nedges, int weighted, int zero)
     free(es);
 }
 
+/* Every rank to every rank twice (the self-loop too), as adjacent lists:
+ * many blocks to the ranks of each other node, where locality aggregates
+ * and auto's model prefers it (XCHG_RANKS_PER_NODE > 1). */
+static void make_complete(tcase *c)
+{
+    int P = world_size, n = 2 * P;
+    case_alloc(c, n, n);
+    for (int k = 0; k < n; k++) {
+        c->sources[k] = c->dests[k] = k % P;
+        c->runits[k] = (int)((c->sources[k] * 3u + world_rank * 5u + (unsigned)k / P) % 4u);
+        c->sunits[k] = (int)((world_rank * 3u + c->dests[k] * 5u + (unsigned)k / P) % 4u);
+    }
+    MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, n, c->sources, MPI_UNWEIGHTED, n, c->dests,
+                                   MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &c->comm);
+}
+
 /* The same kind of graph through MPI_Dist_graph_create: each rank gives
  * its own out-edges; MPI orders the neighbours, read back. */
 static void make_dist_create(tcase *c, unsigned salt)
@@ -346,6 +362,10 @@ static void run_algo(const tcase *c, xchg_neighbor_algo a, int plain)
     CHECK(st.neighbor_algo > 0 && (a == XCHG_NEIGHBOR_AUTO || st.neighbor_algo == (int)a),
           "%s %s: stats say neighbor_algo %d", c->name, xchg_neighbor_algo_name(a),
           st.neighbor_algo);
+    const char *forced = getenv("XCHG_NEIGHBOR_ALGO");
+    if (plain && forced && *forced && strcmp(forced, "auto") != 0)
+        CHECK(st.neighbor_algo == (int)xchg_neighbor_algo_from_name(forced),
+              "%s: XCHG_NEIGHBOR_ALGO=%s, but %d ran", c->name, forced, st.neighbor_algo);
 
     /* nonblocking: two outstanding, completed in reverse order */
     xchg_request r1, r2;
@@ -442,6 +462,10 @@ static void all_cases(void)
         tcase e = {.name = "dist_graph_adjacent no edges", .mode = mode};
         make_adjacent(&e, 0, 0, 0);
         run_case(&e);
+        tcase all = {.name = "dist_graph complete, every edge twice", .mode = mode};
+        rng_state = 11u + (unsigned)mode;
+        make_complete(&all);
+        run_case(&all);
         tcase d = {.name = "dist_graph_create", .mode = mode};
         rng_state = 5u + (unsigned)mode;
         make_dist_create(&d, (unsigned)mode);

@@ -15,17 +15,27 @@
 #include "api.h"
 #include "neighbor/neighbor_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+enum { NBR_IDS = 8 }; /* neighbour algorithm ids are below this */
 
 /* What a communicator keeps for its neighbour exchanges. */
 typedef struct nbr_state {
     xchg_nbr_graph g;
+    void *analysis[NBR_IDS];       /* each algorithm's analysis of g, by id */
+    xchg_neighbor_algo auto_algo;  /* auto's choice, INVALID until made */
 } nbr_state;
 
 static void state_free(void *p)
 {
     nbr_state *st = p;
+    for (int id = 0; id < NBR_IDS; id++) {
+        const xchg_neighbor_info *a = xchg_neighbor_registry_find((xchg_neighbor_algo)id);
+        if (a && a->analysis_free && st->analysis[id])
+            a->analysis_free(st->analysis[id]);
+    }
     xchg_nbr_graph_free(&st->g);
     free(st);
 }
@@ -36,6 +46,7 @@ static int state_make(MPI_Comm comm, nbr_state **out)
     *out = calloc(1, sizeof **out);
     if (!*out)
         return xchg_error_code(MPI_ERR_NO_MEM, "no memory for the neighbour exchange state");
+    (*out)->auto_algo = XCHG_NEIGHBOR_INVALID;
     int rc = xchg_nbr_graph_read(comm, &(*out)->g);
     if (rc != MPI_SUCCESS) {
         free(*out);
@@ -82,18 +93,74 @@ static int resolve_algo(const xchg_settings *s, xchg_neighbor_algo algo, int fro
     return MPI_SUCCESS;
 }
 
-/* auto's choice for a call: the same on every rank, made from what every
- * rank knows. direct is the only algorithm of this build, so it is the
- * choice; a second algorithm brings its cost model here, fed by inputs
- * agreed in the first call's (or init's) allreduce. */
-static xchg_neighbor_algo auto_choice(const xchg_nbr_call *c)
+/* auto's cost model, per rank, from the graph's statistics that
+ * locality's analysis agreed (averages over the ranks: B blocks to other
+ * nodes, K other nodes sent to, V bytes to other nodes):
+ *   direct   = B x ALPHA_INTER
+ *   locality = K x (ALPHA_INTER + ALPHA_INTRA) + 2 V / COPY_BPS
+ * (locality's inter-node bytes are direct's: they cancel). The constants
+ * are the simulated hpc platform's documented latencies (sim/README.md:
+ * 1.0-1.5 us between nodes, 0.3-0.7 us inside one) and libxchg's modelled
+ * copy rate (core/simcost.c); the model is not yet checked against
+ * measurements of these two algorithms (SMPI 3.32 cannot run topology
+ * communicators: docs/neighbor.md). */
+#define NBR_ALPHA_INTER 1.25e-6
+#define NBR_ALPHA_INTRA 0.5e-6
+#define NBR_COPY_BPS 5e9
+
+static xchg_neighbor_algo auto_model(const xchg_nbr_stats *s, double *direct, double *locality)
 {
-    (void)c;
-    return XCHG_NEIGHBOR_DIRECT;
+    *direct = s->remote_blocks * NBR_ALPHA_INTER;
+    *locality = s->remote_nodes * (NBR_ALPHA_INTER + NBR_ALPHA_INTRA) +
+                2 * s->remote_bytes / NBR_COPY_BPS;
+    return *locality < *direct ? XCHG_NEIGHBOR_LOCALITY : XCHG_NEIGHBOR_DIRECT;
+}
+
+/* The analysis of algorithm id on st's graph, made on first need
+ * (collective: every rank reaches it at the same call). */
+static int analysis_of(nbr_state *st, xchg_nbr_call *c, xchg_neighbor_algo id)
+{
+    const xchg_neighbor_info *a = xchg_neighbor_registry_find(id);
+    if (!a || !a->analyse || (int)id >= NBR_IDS || st->analysis[id])
+        return MPI_SUCCESS;
+    return a->analyse(c, &st->analysis[id]);
+}
+
+/* auto's choice, once per communicator (its first call with auto), the
+ * same on every rank: from locality's agreed statistics; direct where
+ * that analysis failed (agreed) or there is only one node. */
+static xchg_neighbor_algo auto_choice(nbr_state *st, xchg_nbr_call *c)
+{
+    if (st->auto_algo != XCHG_NEIGHBOR_INVALID)
+        return st->auto_algo;
+    double d = 0, l = 0;
+    st->auto_algo = XCHG_NEIGHBOR_DIRECT;
+    if (xchg_neighbor_registry_find(XCHG_NEIGHBOR_LOCALITY) &&
+        analysis_of(st, c, XCHG_NEIGHBOR_LOCALITY) == MPI_SUCCESS) {
+        const xchg_nbr_stats *s =
+            xchg_neighbor_locality_stats(st->analysis[XCHG_NEIGHBOR_LOCALITY]);
+        st->auto_algo = auto_model(s, &d, &l);
+        if (c->rank == 0 && c->cs->settings.verbose >= 1)
+            fprintf(stderr, "xchg: neighbor auto chose %s on P=%d (per rank: %.1f blocks to "
+                    "%.1f other nodes, %.0f bytes; modelled direct %.2f us, locality %.2f "
+                    "us)\n", xchg_neighbor_algo_name(st->auto_algo), c->size,
+                    s->remote_blocks, s->remote_nodes, s->remote_bytes, d * 1e6, l * 1e6);
+    }
+    return st->auto_algo;
+}
+
+/* The algorithm of a checked call (auto resolved) and its analysis in c. */
+static int analysed(nbr_state *st, xchg_nbr_call *c, xchg_neighbor_algo *algo)
+{
+    if (*algo == XCHG_NEIGHBOR_AUTO)
+        *algo = auto_choice(st, c);
+    int rc = analysis_of(st, c, *algo);
+    c->analysis = (int)*algo < NBR_IDS ? st->analysis[*algo] : NULL;
+    return rc;
 }
 
 /* The call c of the arguments a on the graph of st, checked locally:
- * arrays, types, algorithm (auto resolved). */
+ * arrays, types, algorithm (auto not yet resolved). */
 static int call_of(const nbr_args *a, const nbr_state *st, xchg_nbr_call *c,
                    xchg_neighbor_algo *algo)
 {
@@ -124,15 +191,14 @@ static int call_of(const nbr_args *a, const nbr_state *st, xchg_nbr_call *c,
         rc = xchg_typeinfo_get(a->sendtype, &c->st);
     if (rc == MPI_SUCCESS)
         rc = xchg_typeinfo_get(a->recvtype, &c->rt);
-    if (rc == MPI_SUCCESS && *algo == XCHG_NEIGHBOR_AUTO)
-        *algo = auto_choice(c);
     return rc;
 }
 
 /* The checks of a call and their agreement: the state made and agreed on
  * a communicator's first call (every rank then keeps it or none does), or
- * always when `agree` (init, the check mode). On success *st is the
- * communicator's state. */
+ * always when `agree` (init, the check mode); then the algorithm (auto
+ * resolved) and its analysis, made on its first use (collective). On
+ * success *st is the communicator's state. */
 static int prepare(const nbr_args *a, int agree, const char *who, nbr_state **st,
                    xchg_nbr_call *c, xchg_neighbor_algo *algo)
 {
@@ -152,7 +218,7 @@ static int prepare(const nbr_args *a, int agree, const char *who, nbr_state **st
         state_keep(cs, fresh);
     else if (fresh)
         state_free(fresh);
-    return rc;
+    return rc == MPI_SUCCESS ? analysed(*st, c, algo) : rc;
 }
 
 static void record_stats(xchg_comm_state *cs, xchg_neighbor_algo algo, size_t temp_peak)
@@ -452,6 +518,7 @@ static int plan_agreed(nbr_request *q, const nbr_state *st, xchg_neighbor_algo a
     xchg_comm_state *cs = q->a.cs;
     xchg_neighbor_algo again;
     int rc = call_of(&q->a, st, &q->c, &again); /* the call on the request's copies */
+    q->c.analysis = (int)algo < NBR_IDS ? st->analysis[algo] : NULL;
     q->algo = algo;
     q->info = xchg_neighbor_registry_find(algo);
     if (rc == MPI_SUCCESS)

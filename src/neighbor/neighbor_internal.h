@@ -14,6 +14,9 @@
  * (xchg_nbr_send_tag). */
 enum {
     XCHG_NEIGHBOR_TAG_DIRECT = XCHG_TAG_NEIGHBOR, /* direct: the blocks themselves (2 tags) */
+    XCHG_NEIGHBOR_TAG_LOCAL = XCHG_TAG_NEIGHBOR + 2, /* locality: blocks inside a node (2 tags) */
+    XCHG_NEIGHBOR_TAG_AGGREGATE = XCHG_TAG_NEIGHBOR + 4, /* locality: to a partner on a node */
+    XCHG_NEIGHBOR_TAG_FORWARD = XCHG_TAG_NEIGHBOR + 5,   /* locality: partner to destination */
 };
 
 /* The neighbours of this rank as MPI's neighbour collectives see them:
@@ -64,6 +67,7 @@ typedef struct xchg_nbr_call {
     xchg_comm_state *cs;
     int rank, size;
     xchg_call mem;                   /* temporary memory accounting (temp_* fields) */
+    void *analysis;                  /* the algorithm's analysis of the graph (analyse) */
 } xchg_nbr_call;
 
 /* The one signature of every neighbour algorithm: the whole exchange,
@@ -82,6 +86,19 @@ typedef struct xchg_nbr_persist_ops {
     int (*free)(xchg_nbr_call *c, void *plan);
 } xchg_nbr_persist_ops;
 
+/* What an algorithm learns of a graph once per communicator (collective:
+ * every rank calls it at the same point; its failures agreed inside, the
+ * same on every rank). The call c is that of the communicator's first
+ * exchange with the algorithm (its counts inform the statistics). */
+typedef int (*xchg_nbr_analyse_fn)(xchg_nbr_call *c, void **analysis);
+
+/* Agreed statistics of a graph for auto's choice (locality's analysis),
+ * per rank on average: neighbour blocks to other nodes, distinct other
+ * nodes sent to, bytes to other nodes (of the analysed call). */
+typedef struct xchg_nbr_stats {
+    double remote_blocks, remote_nodes, remote_bytes;
+} xchg_nbr_stats;
+
 /* Everything the library knows of a neighbour algorithm (registry.c). */
 typedef struct xchg_neighbor_info {
     xchg_neighbor_algo id;
@@ -89,6 +106,8 @@ typedef struct xchg_neighbor_info {
     const char *desc;                 /* one line: when it wins */
     xchg_nbr_fn run;
     const xchg_nbr_persist_ops *persist;
+    xchg_nbr_analyse_fn analyse;      /* NULL: needs none */
+    void (*analysis_free)(void *analysis);
 } xchg_neighbor_info;
 
 const xchg_neighbor_info *xchg_neighbor_registry_find(xchg_neighbor_algo id);
@@ -98,6 +117,13 @@ const xchg_neighbor_info *xchg_neighbor_registry_at(int i);
 
 int xchg_neighbor_direct(xchg_nbr_call *c);
 extern const xchg_nbr_persist_ops xchg_neighbor_direct_persist;
+
+int xchg_neighbor_locality(xchg_nbr_call *c);
+extern const xchg_nbr_persist_ops xchg_neighbor_locality_persist;
+int xchg_neighbor_locality_analyse(xchg_nbr_call *c, void **analysis);
+void xchg_neighbor_locality_analysis_free(void *analysis);
+/* The agreed statistics in locality's analysis. */
+const xchg_nbr_stats *xchg_neighbor_locality_stats(const void *analysis);
 
 /* Waits for n requests of an exchange whose receives were posted before
  * their messages were seen: a failed request (a block larger than its
