@@ -460,7 +460,7 @@ typedef enum xchg_neighbor_algo {
     XCHG_NEIGHBOR_INVALID = -1, /* returned for an unknown name */
     XCHG_NEIGHBOR_AUTO = 0,     /* "auto": the library chooses */
     XCHG_NEIGHBOR_DIRECT = 1,   /* "direct": one message per neighbour, receives pre-posted */
-    XCHG_NEIGHBOR_LOCALITY = 2  /* "locality": aggregated per node pair (not in this build yet) */
+    XCHG_NEIGHBOR_LOCALITY = 2  /* "locality": one aggregate per other node, handed on there */
 } xchg_neighbor_algo;
 
 XCHG_API int xchg_neighbor_alltoallv(const void *sendbuf, const int sendcounts[],

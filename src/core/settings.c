@@ -81,7 +81,7 @@ static const struct setting_def {
     [XCHG_SET_RECORD_MAX] = {"XCHG_RECORD_MAX", KIND_INT, 1, 1 << 20, 16,
                              "an integer in [1, 1048576]", 0, "16"},
     [XCHG_SET_NEIGHBOR_ALGO] = {"XCHG_NEIGHBOR_ALGO", KIND_NEIGHBOR_ALGO, 0, 0, 0,
-                                "direct or auto", 0, "auto"},
+                                "direct, locality or auto", 0, "auto"},
     [XCHG_SET_MPICH_THROTTLE] = {"MPIR_CVAR_ALLTOALL_THROTTLE", KIND_INT, 1, 1 << 20, 32,
                                  "0 (no throttle) or an integer in [1, 1048576]", 1, "32"},
 };
