@@ -577,6 +577,20 @@ static void errors(void)
     rc = xchg_neighbor_alltoallv(sbuf, &one, &zero, MPI_INT, rbuf, &one, &zero, MPI_INT, r);
     CHECK_ALL(rc == MPI_SUCCESS && rbuf[0] == 1, "a good call after the errors: rc %d", rc);
     MPI_Comm_free(&r);
+
+    /* one rank's bad count at auto's first call on a communicator that has
+     * its state already (a collective follows: agreed), then auto works */
+    r = ring();
+    rc = xchg_neighbor_alltoallv_algo(XCHG_NEIGHBOR_DIRECT, sbuf, &one, &zero, MPI_INT, rbuf,
+                                      &one, &zero, MPI_INT, r);
+    CHECK_ALL(rc == MPI_SUCCESS, "direct on a new ring: rc %d", rc);
+    rc = xchg_neighbor_alltoallv(sbuf, bad, &zero, MPI_INT, rbuf, &one, &zero, MPI_INT, r);
+    expect_error(rc, MPI_ERR_COUNT, "one rank's negative count at auto's first choice",
+                 world_rank == world_size - 1 ? "sendcounts[0]" : "argument error");
+    rbuf[0] = 0;
+    rc = xchg_neighbor_alltoallv(sbuf, &one, &zero, MPI_INT, rbuf, &one, &zero, MPI_INT, r);
+    CHECK_ALL(rc == MPI_SUCCESS && rbuf[0] == 1, "auto after the agreed error: rc %d", rc);
+    MPI_Comm_free(&r);
 }
 
 int main(int argc, char **argv)

@@ -149,6 +149,18 @@ static xchg_neighbor_algo auto_choice(nbr_state *st, xchg_nbr_call *c)
     return st->auto_algo;
 }
 
+/* Whether running algo on st needs a collective first: auto's first
+ * choice, or an analysis not yet made. */
+static int analysis_pending(const nbr_state *st, xchg_neighbor_algo algo)
+{
+    if (algo == XCHG_NEIGHBOR_AUTO && st->auto_algo == XCHG_NEIGHBOR_INVALID)
+        return 1;
+    if (algo == XCHG_NEIGHBOR_AUTO)
+        algo = st->auto_algo;
+    const xchg_neighbor_info *a = xchg_neighbor_registry_find(algo);
+    return a && a->analyse && (int)algo < NBR_IDS && !st->analysis[algo];
+}
+
 /* The algorithm of a checked call (auto resolved) and its analysis in c. */
 static int analysed(nbr_state *st, xchg_nbr_call *c, xchg_neighbor_algo *algo)
 {
@@ -182,11 +194,13 @@ static int call_of(const nbr_args *a, const nbr_state *st, xchg_nbr_call *c,
     c->mem.size = cs->size;
     c->mem.comm = cs->pcomm;
     c->mem.temp_limit = xchg_temp_limit_of(cs);
-    int rc = xchg_check_neighbor_arrays(a->sendbuf, a->sendcounts, a->sdispls, a->sendtype,
+    /* the algorithm first: known (the same on every rank) even where the
+     * arrays are bad, so that prepare knows whether a collective follows */
+    int rc = resolve_algo(&cs->settings, a->algo, a->from_env, algo);
+    if (rc == MPI_SUCCESS)
+        rc = xchg_check_neighbor_arrays(a->sendbuf, a->sendcounts, a->sdispls, a->sendtype,
                                         st->g.outdegree, a->recvbuf, a->recvcounts,
                                         a->rdispls, a->recvtype, st->g.indegree);
-    if (rc == MPI_SUCCESS)
-        rc = resolve_algo(&cs->settings, a->algo, a->from_env, algo);
     if (rc == MPI_SUCCESS)
         rc = xchg_typeinfo_get(a->sendtype, &c->st);
     if (rc == MPI_SUCCESS)
@@ -196,9 +210,11 @@ static int call_of(const nbr_args *a, const nbr_state *st, xchg_nbr_call *c,
 
 /* The checks of a call and their agreement: the state made and agreed on
  * a communicator's first call (every rank then keeps it or none does), or
- * always when `agree` (init, the check mode); then the algorithm (auto
- * resolved) and its analysis, made on its first use (collective). On
- * success *st is the communicator's state. */
+ * always when `agree` (init, the check mode), or when a collective follows
+ * anyway (auto's first choice, an algorithm's first analysis: a rank with
+ * bad arguments must not leave the others in it); then the algorithm
+ * (auto resolved) and its analysis, made on its first use (collective).
+ * On success *st is the communicator's state. */
 static int prepare(const nbr_args *a, int agree, const char *who, nbr_state **st,
                    xchg_nbr_call *c, xchg_neighbor_algo *algo)
 {
@@ -210,9 +226,11 @@ static int prepare(const nbr_args *a, int agree, const char *who, nbr_state **st
         rc = state_make(a->comm, &fresh);
     if (fresh)
         *st = fresh;
+    *algo = XCHG_NEIGHBOR_INVALID;
     if (rc == MPI_SUCCESS)
         rc = call_of(a, *st, c, algo);
-    if (fresh || agree || cs->settings.check)
+    int pending = *algo != XCHG_NEIGHBOR_INVALID && analysis_pending(*st, *algo);
+    if (fresh || agree || cs->settings.check || pending)
         rc = xchg_agree_errors(cs->pcomm, cs->rank, cs->size, rc, who);
     if (fresh && rc == MPI_SUCCESS)
         state_keep(cs, fresh);
