@@ -507,6 +507,28 @@ XCHG_API int xchg_ineighbor_alltoallv_algo(xchg_neighbor_algo algo, const void *
                                            const int recvcounts[], const int rdispls[],
                                            MPI_Datatype recvtype, MPI_Comm comm,
                                            xchg_request *req);
+#if XCHG_HAVE_LARGE_COUNT
+/* Large counts, as MPI-4's MPI_Neighbor_alltoallv_c (where the MPI has it:
+ * MPICH 4): MPI_Count counts, MPI_Aint displacements, converted to int on
+ * entry; whether every rank's values fit is agreed by one MPI_Allreduce
+ * per call. If they fit, the call is exactly xchg_neighbor_alltoallv (or
+ * _algo); if some rank's do not, auto (and XCHG_NEIGHBOR_ALGO unset or
+ * auto) passes the call to the MPI library's MPI_Neighbor_alltoallv_c on
+ * xchg's private communicator (xchg_stats.passed_to_mpi = 1), a forced
+ * algorithm fails with MPI_ERR_COUNT on every rank, the failing rank
+ * naming the argument. No _init_c or nonblocking _c form yet. */
+XCHG_API int xchg_neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                                       const MPI_Aint sdispls[], MPI_Datatype sendtype,
+                                       void *recvbuf, const MPI_Count recvcounts[],
+                                       const MPI_Aint rdispls[], MPI_Datatype recvtype,
+                                       MPI_Comm comm);
+XCHG_API int xchg_neighbor_alltoallv_algo_c(xchg_neighbor_algo algo, const void *sendbuf,
+                                            const MPI_Count sendcounts[],
+                                            const MPI_Aint sdispls[], MPI_Datatype sendtype,
+                                            void *recvbuf, const MPI_Count recvcounts[],
+                                            const MPI_Aint rdispls[], MPI_Datatype recvtype,
+                                            MPI_Comm comm);
+#endif
 /* The algorithm a neighbour request runs ("auto" resolved);
  * XCHG_NEIGHBOR_INVALID for any other request. */
 XCHG_API xchg_neighbor_algo xchg_request_neighbor_algo(xchg_request req);

@@ -357,6 +357,26 @@ static void run_algo(const tcase *c, xchg_neighbor_algo a, int plain)
                                                       c->rtype, c->comm);
         compare(c, rep ? "blocking again" : "blocking", a, rc, got, ref);
     }
+#if XCHG_HAVE_LARGE_COUNT
+    { /* the large-count form, values that fit: exactly the int call */
+        int n = c->indeg + c->outdeg + 1;
+        MPI_Count *cc = malloc(sizeof(MPI_Count) * (size_t)n);
+        MPI_Aint *dd = malloc(sizeof(MPI_Aint) * (size_t)n);
+        for (int j = 0; j < c->outdeg; j++)
+            cc[c->indeg + j] = c->scounts[j], dd[c->indeg + j] = c->sdispls[j];
+        for (int i = 0; i < c->indeg; i++)
+            cc[i] = c->rcounts[i], dd[i] = c->rdispls[i];
+        memset(got, 0xEE, c->rbytes);
+        int rc = plain ? xchg_neighbor_alltoallv_c(sbuf, cc + c->indeg, dd + c->indeg, c->stype,
+                                                   got, cc, dd, c->rtype, c->comm)
+                       : xchg_neighbor_alltoallv_algo_c(a, sbuf, cc + c->indeg, dd + c->indeg,
+                                                        c->stype, got, cc, dd, c->rtype,
+                                                        c->comm);
+        compare(c, "large-count", a, rc, got, ref);
+        free(cc);
+        free(dd);
+    }
+#endif
     xchg_stats st;
     xchg_get_stats(c->comm, &st);
     CHECK(st.neighbor_algo > 0 && (a == XCHG_NEIGHBOR_AUTO || st.neighbor_algo == (int)a),
@@ -578,6 +598,29 @@ static void errors(void)
     CHECK_ALL(rc == MPI_SUCCESS && rbuf[0] == 1, "a good call after the errors: rc %d", rc);
     MPI_Comm_free(&r);
 
+#if XCHG_HAVE_LARGE_COUNT
+    { /* a count above INT_MAX (of a zero-size type) on the last rank: auto
+       * passes the call to MPI_Neighbor_alltoallv_c, a forced algorithm
+       * fails with MPI_ERR_COUNT on every rank */
+        MPI_Datatype empty;
+        MPI_Type_contiguous(0, MPI_INT, &empty);
+        MPI_Type_commit(&empty);
+        MPI_Count big = world_rank == world_size - 1 ? 3000000000LL : 1, onec = 1;
+        MPI_Aint z = 0;
+        r = ring();
+        rc = xchg_neighbor_alltoallv_c(sbuf, &big, &z, empty, rbuf, &onec, &z, empty, r);
+        xchg_stats st;
+        xchg_get_stats(r, &st);
+        CHECK_ALL(rc == MPI_SUCCESS && st.passed_to_mpi == 1, "large-count beyond int, auto: "
+                  "rc %d, passed_to_mpi %d", rc, st.passed_to_mpi);
+        rc = xchg_neighbor_alltoallv_algo_c(XCHG_NEIGHBOR_DIRECT, sbuf, &big, &z, empty, rbuf,
+                                            &onec, &z, empty, r);
+        expect_error(rc, MPI_ERR_COUNT, "large-count beyond int, direct",
+                     world_rank == world_size - 1 ? "sendcounts[0]" : "MPI_Neighbor_alltoallv_c");
+        MPI_Comm_free(&r);
+        MPI_Type_free(&empty);
+    }
+#endif
     /* one rank's bad count at auto's first call on a communicator that has
      * its state already (a collective follows: agreed), then auto works */
     r = ring();

@@ -12,6 +12,9 @@
  *   MPI_Ineighbor_alltoallv      1 call + MPI_Wait, 1 call + MPI_Test loop
  *   MPI_Neighbor_alltoallv_init  (MPI-4 libraries) 1 request, 3 starts with
  *                                new data, MPI_Wait each, MPI_Request_free
+ *   MPI_Neighbor_alltoallv_c     (MPI-4 libraries) 1 call on the graph, 1 on
+ *                                a ring whose last rank sends 3e9 elements
+ *                                of a zero-size type (passed to MPI)
  * Every result is checked against point-to-point messages that carry the
  * blocks as the standard pairs them (graphs: the k-th message to a
  * neighbour with the k-th receive from it; Cartesian: block j lands in
@@ -168,6 +171,20 @@ static void run(const graph *g)
     check(g, "MPI_Ineighbor_alltoallv + MPI_Test", rc, got, want);
 
 #if MPI_VERSION >= 4
+    {
+        MPI_Count *cc = malloc(sizeof(MPI_Count) * (size_t)(g->in + g->out));
+        MPI_Aint *dd = malloc(sizeof(MPI_Aint) * (size_t)(g->in + g->out));
+        for (int j = 0; j < g->out; j++)
+            cc[g->in + j] = g->sc[j], dd[g->in + j] = g->sd[j];
+        for (int i = 0; i < g->in; i++)
+            cc[i] = g->rc[i], dd[i] = g->rd[i];
+        memset(got, 0xEE, sizeof(int) * (size_t)(g->rtotal + 1));
+        rc = MPI_Neighbor_alltoallv_c(sbuf, cc + g->in, dd + g->in, MPI_INT, got, cc, dd,
+                                      MPI_INT, g->comm);
+        check(g, "MPI_Neighbor_alltoallv_c", rc, got, want);
+        free(cc);
+        free(dd);
+    }
     rc = MPI_Neighbor_alltoallv_init(sbuf, g->sc, g->sd, MPI_INT, got, g->rc, g->rd, MPI_INT,
                                      g->comm, MPI_INFO_NULL, &req);
     for (int round = 2; round <= 4 && rc == MPI_SUCCESS; round++) {
@@ -201,6 +218,26 @@ int main(int argc, char **argv)
     run(&g);
     graph_free(&g);
 
+#if MPI_VERSION >= 4
+    { /* a count beyond int (of a zero-size type) on the last rank's block */
+        MPI_Datatype empty;
+        MPI_Type_contiguous(0, MPI_INT, &empty);
+        MPI_Type_commit(&empty);
+        int src = (rank + P - 1) % P, dst = (rank + 1) % P, sv = 0, rv = 0;
+        MPI_Comm ring;
+        MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, &src, MPI_UNWEIGHTED, 1, &dst,
+                                       MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &ring);
+        MPI_Count big = rank == P - 1 ? 3000000000LL : 1, one_c = 1;
+        MPI_Aint z = 0;
+        if (MPI_Neighbor_alltoallv_c(&sv, &big, &z, empty, &rv, &one_c, &z, empty, ring) !=
+            MPI_SUCCESS) {
+            fprintf(stderr, "rank %d: MPI_Neighbor_alltoallv_c beyond int failed\n", rank);
+            bad++;
+        }
+        MPI_Comm_free(&ring);
+        MPI_Type_free(&empty);
+    }
+#endif
     /* no topology: MPI's own error (xchg does not take the call), whatever
      * its class (MPICH 4.0: MPI_ERR_COUNT; Open MPI 4.1: MPI_ERR_COMM, on
      * MPI_COMM_WORLD, whose handler therefore returns too) */

@@ -636,3 +636,150 @@ xchg_neighbor_algo xchg_neighbor_algo_at(int i)
     const xchg_neighbor_info *a = xchg_neighbor_registry_at(i);
     return a ? a->id : XCHG_NEIGHBOR_INVALID;
 }
+
+#if XCHG_HAVE_LARGE_COUNT
+/*
+ * Large counts (xchg_neighbor_alltoallv_c): the arrays converted to int
+ * once, on entry, and whether every rank's values fit agreed (one
+ * allreduce on the private communicator per call, so every rank takes the
+ * same path); a negative count stays negative, for the int call's checks
+ * to name it.
+ */
+#include <limits.h>
+
+/* in[0..n) as ints into out; *unfit: the first value beyond int (an
+ * MPI_ERR_COUNT code naming it). */
+static void fit_counts(const MPI_Count in[], int n, int out[], const char *name, int *unfit)
+{
+    for (int i = 0; i < n; i++) {
+        MPI_Count v = in[i];
+        out[i] = v < 0 ? -1 : v > INT_MAX ? 0 : (int)v;
+        if (v > INT_MAX && *unfit == MPI_SUCCESS)
+            *unfit = xchg_error_code(MPI_ERR_COUNT, "%s[%d] is %lld, more elements than xchg's "
+                                     "algorithms address in one block (INT_MAX); auto passes "
+                                     "such a call to MPI_Neighbor_alltoallv_c", name, i,
+                                     (long long)v);
+    }
+}
+
+static void fit_displs(const MPI_Aint in[], int n, int out[], const char *name, int *unfit)
+{
+    for (int i = 0; i < n; i++) {
+        MPI_Aint v = in[i];
+        out[i] = v < INT_MIN || v > INT_MAX ? 0 : (int)v;
+        if ((v < INT_MIN || v > INT_MAX) && *unfit == MPI_SUCCESS)
+            *unfit = xchg_error_code(MPI_ERR_COUNT, "%s[%d] is %lld, outside the int range of "
+                                     "displacements xchg's algorithms address; auto passes "
+                                     "such a call to MPI_Neighbor_alltoallv_c", name, i,
+                                     (long long)v);
+    }
+}
+
+/* The int copies (NULL arrays stay NULL, for the checks to name them) of
+ * a call on a graph of in/out degrees; *unfit as above, or no memory. */
+static int *convert_c(const MPI_Count sc[], const MPI_Aint sd[], const MPI_Count rc[],
+                      const MPI_Aint rd[], int in, int out, int *arrays[4], int *unfit)
+{
+    int *mem = malloc(sizeof(int) * 2 * (size_t)(in + out + 1));
+    *unfit = MPI_SUCCESS;
+    if (!mem) {
+        *unfit = xchg_error_code(MPI_ERR_NO_MEM, "out of memory for the int copies of the "
+                                 "large-count arrays");
+        return NULL;
+    }
+    arrays[0] = sc ? mem : NULL;
+    arrays[1] = sd ? mem + out : NULL;
+    arrays[2] = rc ? mem + 2 * out : NULL;
+    arrays[3] = rd ? mem + 2 * out + in : NULL;
+    if (sc)
+        fit_counts(sc, out, arrays[0], "sendcounts", unfit);
+    if (sd)
+        fit_displs(sd, out, arrays[1], "sdispls", unfit);
+    if (rc)
+        fit_counts(rc, in, arrays[2], "recvcounts", unfit);
+    if (rd)
+        fit_displs(rd, in, arrays[3], "rdispls", unfit);
+    return mem;
+}
+
+/* Some rank's values (rank who's, at least) do not fit in int: auto
+ * passes the call to MPI_Neighbor_alltoallv_c on the private communicator
+ * (which keeps the topology); a forced algorithm fails on every rank. */
+static int unfit_c(xchg_comm_state *cs, xchg_neighbor_algo algo, int from_env, int unfit,
+                   int who, const void *sendbuf, const MPI_Count sendcounts[],
+                   const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                   const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                   MPI_Datatype recvtype)
+{
+    int rc = resolve_algo(&cs->settings, algo, from_env, &algo);
+    if (rc != MPI_SUCCESS)
+        return rc; /* agreed (the settings are), or a bad algo argument */
+    if (algo != XCHG_NEIGHBOR_AUTO)
+        return unfit != MPI_SUCCESS
+                   ? unfit /* this rank's own message, naming the argument */
+                   : xchg_error_code(MPI_ERR_COUNT, "xchg_neighbor_alltoallv_c: rank %d cannot "
+                                     "give its counts and displacements to %s as int (its "
+                                     "own error names the value; auto would pass the call "
+                                     "to MPI_Neighbor_alltoallv_c); no rank exchanged", who,
+                                     xchg_neighbor_algo_name(algo));
+    rc = PMPI_Neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                   rdispls, recvtype, cs->pcomm);
+    record_stats(cs, XCHG_NEIGHBOR_INVALID, 0);
+    cs->last.passed_to_mpi = 1;
+    return rc;
+}
+
+static int run_c(xchg_neighbor_algo algo, int from_env, const void *sendbuf,
+                 const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype,
+                 void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                 MPI_Datatype recvtype, MPI_Comm comm)
+{
+    int mpi_rc = xchg_mpi_check(comm); /* first: the running MPI is ours */
+    if (mpi_rc != MPI_SUCCESS)
+        return mpi_rc;
+    xchg_comm_state *cs = NULL;
+    int rc = enter(comm, &cs);
+    if (rc != MPI_SUCCESS)
+        return xchg_raise(comm, rc);
+    xchg_nb_drain(cs);
+    xchg_nbr_graph g; /* the degrees (local, cheap) */
+    int unfit = xchg_nbr_graph_read(comm, &g), *arrays[4] = {NULL, NULL, NULL, NULL};
+    int *mem = unfit == MPI_SUCCESS ? convert_c(sendcounts, sdispls, recvcounts, rdispls,
+                                                g.indegree, g.outdegree, arrays, &unfit)
+                                    : NULL;
+    xchg_nbr_graph_free(&g);
+    int64_t v = unfit != MPI_SUCCESS ? (int64_t)(cs->size - cs->rank) : 0, all = 0;
+    rc = xchg_mpi_allreduce(&v, &all, 1, MPI_INT64_T, MPI_MAX, cs->pcomm);
+    if (rc == MPI_SUCCESS && !all) { /* every rank's fit: the int call */
+        rc = run(algo, from_env, sendbuf, arrays[0], arrays[1], sendtype, recvbuf, arrays[2],
+                 arrays[3], recvtype, comm); /* raised there */
+        free(mem);
+        return rc;
+    }
+    free(mem);
+    if (rc != MPI_SUCCESS)
+        return xchg_raise(comm, rc);
+    return xchg_raise(comm, unfit_c(cs, algo, from_env, unfit, cs->size - (int)all, sendbuf,
+                                    sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                    rdispls, recvtype));
+}
+
+int xchg_neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                              const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                              const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                              MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return run_c(XCHG_NEIGHBOR_AUTO, 1, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                 recvcounts, rdispls, recvtype, comm);
+}
+
+int xchg_neighbor_alltoallv_algo_c(xchg_neighbor_algo algo, const void *sendbuf,
+                                   const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                                   MPI_Datatype sendtype, void *recvbuf,
+                                   const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                                   MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return run_c(algo, 0, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                 recvtype, comm);
+}
+#endif /* XCHG_HAVE_LARGE_COUNT */

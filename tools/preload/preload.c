@@ -13,8 +13,9 @@
  *   MPI_Ialltoallv(_c), MPI_Alltoallv_init(_c) -> xchg_ialltoallv(_c),
  *                         xchg_alltoallv_init(_c), with MPI's request calls
  *                         taught xchg's requests (requests.c)
- *   MPI_Neighbor_alltoallv -> xchg_neighbor_alltoallv (on a communicator
- *                         with a topology; without one MPI reports it),
+ *   MPI_Neighbor_alltoallv(_c) -> xchg_neighbor_alltoallv(_c) (on a
+ *                         communicator with a topology; without one MPI
+ *                         reports it),
  *                         MPI_Ineighbor_alltoallv and (MPI-4)
  *                         MPI_Neighbor_alltoallv_init in requests.c
  *   MPI_Finalize       -> the report (XCHG_VERBOSE=1), then PMPI_Finalize
@@ -196,6 +197,33 @@ int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const in
                                       sdispls, sendtype, recvbuf, recvcounts, rdispls,
                                       recvtype, comm);
 }
+
+#if XCHG_HAVE_LARGE_COUNT
+int MPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                             const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                             const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                             MPI_Datatype recvtype, MPI_Comm comm)
+{
+    preload_entry entry = preload_entry_of(ENTRY_NEIGHBOR_LARGE);
+    preload_reason why;
+    if (!preload_route_neighbor(comm, &why)) {
+        preload_count_fell(entry, why);
+        return PMPI_Neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                         recvcounts, rdispls, recvtype, comm);
+    }
+    /* values beyond int on some rank: xchg agrees on it and passes the
+     * call to PMPI_Neighbor_alltoallv_c itself (on every rank alike) */
+    unsigned long before = calls_so_far(comm);
+    int rc = xchg_neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                       recvcounts, rdispls, recvtype, comm);
+    xchg_stats s;
+    if (xchg_get_stats(comm, &s) == MPI_SUCCESS && s.calls != before && s.passed_to_mpi)
+        preload_count_fell(entry, REASON_LARGE_NEIGHBOR);
+    else
+        preload_count_served(entry, (xchg_algo)neighbor_run(comm, before));
+    return rc;
+}
+#endif
 
 int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],

@@ -23,6 +23,7 @@ typedef enum preload_entry {
     ENTRY_F08_REQUEST, /* MPICH's use mpi_f08 mpi_ialltoallv_f08ts_, mpi_alltoallv_init_f08ts_ */
     /* the neighbour exchange (counted by xchg_neighbor_algo) */
     ENTRY_NEIGHBOR,            /* MPI_Neighbor_alltoallv */
+    ENTRY_NEIGHBOR_LARGE,      /* MPI_Neighbor_alltoallv_c (MPI-4) */
     ENTRY_NEIGHBOR_NONBLOCKING, /* MPI_Ineighbor_alltoallv */
     ENTRY_NEIGHBOR_PERSISTENT, /* MPI_Neighbor_alltoallv_init (MPI-4) */
     ENTRY_NEIGHBOR_FORTRAN,    /* mpi_neighbor_alltoallv_ and the other manglings */
@@ -43,6 +44,7 @@ typedef enum preload_reason {
     REASON_NULL_ARG,    /* request is NULL: MPI reports the error */
     REASON_F08_WAIT,    /* MPICH's mpi_f08 MPI_Wait calls PMPI_Wait: xchg's request would never complete */
     REASON_NO_TOPOLOGY, /* a neighbour exchange on a communicator without topology: MPI reports it */
+    REASON_LARGE_NEIGHBOR, /* counts beyond int: xchg passed it to MPI_Neighbor_alltoallv_c */
     REASON_COUNT
 } preload_reason;
 

@@ -35,6 +35,7 @@ static const char *const entry_label[ENTRY_COUNT] = {
     [ENTRY_PERSISTENT] = "persistent MPI_Alltoallv_init",
     [ENTRY_F08_REQUEST] = "f08 mpi_ialltoallv_f08ts/mpi_alltoallv_init_f08ts (MPICH)",
     [ENTRY_NEIGHBOR] = "C MPI_Neighbor_alltoallv",
+    [ENTRY_NEIGHBOR_LARGE] = "large-count MPI_Neighbor_alltoallv_c",
     [ENTRY_NEIGHBOR_NONBLOCKING] = "nonblocking MPI_Ineighbor_alltoallv",
     [ENTRY_NEIGHBOR_PERSISTENT] = "persistent MPI_Neighbor_alltoallv_init",
     [ENTRY_NEIGHBOR_FORTRAN] = "Fortran mpi_neighbor_alltoallv",
@@ -54,6 +55,8 @@ static const char *const reason_label[REASON_COUNT] = {
     [REASON_NULL_ARG] = "request is NULL, reported by MPI",
     [REASON_F08_WAIT] = "not supported: MPICH's mpi_f08 MPI_Wait calls PMPI_Wait directly",
     [REASON_NO_TOPOLOGY] = "no topology on the communicator, reported by MPI",
+    [REASON_LARGE_NEIGHBOR] =
+        "not supported: counts beyond int, passed to MPI_Neighbor_alltoallv_c",
 };
 
 int preload_is_neighbor(preload_entry e)
