@@ -301,6 +301,11 @@ typedef struct xchg_stats {
                                 to the MPI library's MPI_Alltoallv_c(_init_c)
                                 because some rank's counts did not fit in int
                                 (algo is then XCHG_ALGO_VENDOR); else 0 */
+    int neighbor_algo;       /* the xchg_neighbor_algo of the last neighbour
+                                exchange on this communicator ("auto" resolved;
+                                other calls leave it as it is);
+                                XCHG_NEIGHBOR_INVALID (-1) before any. A neighbour
+                                exchange sets algo and sparse_algo to INVALID */
 } xchg_stats;
 
 /* Fills *stats for the calling rank. Not collective. A communicator xchg has
@@ -405,6 +410,138 @@ XCHG_API xchg_sparse_algo xchg_sparse_algo_from_name(const char *name);
 XCHG_API const char *xchg_sparse_algo_name(xchg_sparse_algo algo);
 XCHG_API int xchg_sparse_algo_count(void);
 XCHG_API xchg_sparse_algo xchg_sparse_algo_at(int i);
+
+/*
+ * Neighbour exchange on a communicator with a topology, as MPI's
+ * MPI_Neighbor_alltoallv (MPI-3) and MPI_Neighbor_alltoallv_init (MPI-4):
+ * the graph is known and fixed for the communicator's life (halo
+ * exchanges, sparse matrix-vector products), so xchg reads and analyses
+ * it once per communicator (or once per persistent request) and each call
+ * only moves data. docs/neighbor.md.
+ *
+ * comm must carry a topology, else MPI_ERR_TOPOLOGY:
+ *   - a distributed graph (MPI_Dist_graph_create_adjacent,
+ *     MPI_Dist_graph_create): receive block i comes from the i-th source
+ *     and send block j goes to the j-th destination, in the order
+ *     MPI_Dist_graph_neighbors gives them (weights are ignored);
+ *   - a Cartesian grid (MPI_Cart_create): 2 x ndims blocks on each side,
+ *     for each dimension d first the neighbour at -1 then at +1
+ *     (MPI_Cart_shift(comm, d, 1)); a missing neighbour of a non-periodic
+ *     dimension (MPI_PROC_NULL) has a block that moves nothing;
+ *   - a graph (MPI_Graph_create): the MPI_Graph_neighbors of the rank, in
+ *     that order, as sources and as destinations.
+ * A neighbour may appear several times, the rank itself too: the k-th
+ * block this rank sends to a neighbour is received by the k-th block that
+ * neighbour receives from this rank (MPI's order of messages, which is
+ * what MPICH and Open MPI do).
+ * Counts and displacements (in extents of the datatypes) have indegree
+ * entries on the receive side and outdegree entries on the send side.
+ * Block sizes must match as in MPI_Alltoallv (a block larger than its
+ * receive gives MPI_ERR_TRUNCATE on the receiver). MPI_IN_PLACE is not
+ * allowed (MPI does not allow it either): MPI_ERR_BUFFER.
+ *
+ * Buffers: the blocking call keeps no pointer past its return. The
+ * nonblocking and persistent forms copy the count/displacement arrays and
+ * duplicate derived datatypes when called, as xchg_ialltoallv and
+ * xchg_alltoallv_init do; their buffers belong to xchg from the call (or
+ * each xchg_start) until the completing xchg_wait/xchg_test.
+ *
+ * Errors: an argument error (a negative count, a NULL or uncommitted
+ * datatype, NULL arrays with blocks to describe, a communicator without
+ * topology) is found before any data moves and named in the message. It
+ * is agreed, every rank failing with the same class, where a collective
+ * runs anyway: the first neighbour exchange on a communicator (which reads
+ * and agrees on the graph) and every persistent init; with XCHG_CHECK=1
+ * on every call. Elsewhere it is the failing rank's only (its partners
+ * may then wait), as for xchg_alltoallv's direct algorithms.
+ *
+ * Algorithms: XCHG_NEIGHBOR_ALGO (environment) forces one for the calls
+ * without _algo; auto chooses once per communicator (per request for the
+ * persistent form), identically on every rank.
+ */
+typedef enum xchg_neighbor_algo {
+    XCHG_NEIGHBOR_INVALID = -1, /* returned for an unknown name */
+    XCHG_NEIGHBOR_AUTO = 0,     /* "auto": the library chooses */
+    XCHG_NEIGHBOR_DIRECT = 1,   /* "direct": one message per neighbour, receives pre-posted */
+    XCHG_NEIGHBOR_LOCALITY = 2  /* "locality": one aggregate per other node, handed on there */
+} xchg_neighbor_algo;
+
+XCHG_API int xchg_neighbor_alltoallv(const void *sendbuf, const int sendcounts[],
+                                     const int sdispls[], MPI_Datatype sendtype,
+                                     void *recvbuf, const int recvcounts[],
+                                     const int rdispls[], MPI_Datatype recvtype,
+                                     MPI_Comm comm);
+/* The same with one algorithm forced (XCHG_NEIGHBOR_AUTO lets the library
+ * choose and ignores XCHG_NEIGHBOR_ALGO). All ranks must pass the same
+ * algo; one this build lacks gives MPI_ERR_ARG. */
+XCHG_API int xchg_neighbor_alltoallv_algo(xchg_neighbor_algo algo, const void *sendbuf,
+                                          const int sendcounts[], const int sdispls[],
+                                          MPI_Datatype sendtype, void *recvbuf,
+                                          const int recvcounts[], const int rdispls[],
+                                          MPI_Datatype recvtype, MPI_Comm comm);
+/* Persistent, as MPI_Neighbor_alltoallv_init: collective; the graph is
+ * analysed, the algorithm chosen and every message prepared (direct:
+ * MPI_Send_init/MPI_Recv_init) once here; each xchg_start only starts
+ * them. Requests work with xchg_start, xchg_wait, xchg_test and
+ * xchg_request_free as those of xchg_alltoallv_init (same rules). info is
+ * reserved (pass MPI_INFO_NULL). */
+XCHG_API int xchg_neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[],
+                                          const int sdispls[], MPI_Datatype sendtype,
+                                          void *recvbuf, const int recvcounts[],
+                                          const int rdispls[], MPI_Datatype recvtype,
+                                          MPI_Comm comm, MPI_Info info, xchg_request *req);
+XCHG_API int xchg_neighbor_alltoallv_init_algo(xchg_neighbor_algo algo, const void *sendbuf,
+                                               const int sendcounts[], const int sdispls[],
+                                               MPI_Datatype sendtype, void *recvbuf,
+                                               const int recvcounts[], const int rdispls[],
+                                               MPI_Datatype recvtype, MPI_Comm comm,
+                                               MPI_Info info, xchg_request *req);
+/* Nonblocking, as MPI_Ineighbor_alltoallv: completes with xchg_wait or
+ * xchg_test, freed with xchg_request_free (it cannot be restarted); runs
+ * in start order with the other nonblocking xchg exchanges on comm. */
+XCHG_API int xchg_ineighbor_alltoallv(const void *sendbuf, const int sendcounts[],
+                                      const int sdispls[], MPI_Datatype sendtype,
+                                      void *recvbuf, const int recvcounts[],
+                                      const int rdispls[], MPI_Datatype recvtype,
+                                      MPI_Comm comm, xchg_request *req);
+XCHG_API int xchg_ineighbor_alltoallv_algo(xchg_neighbor_algo algo, const void *sendbuf,
+                                           const int sendcounts[], const int sdispls[],
+                                           MPI_Datatype sendtype, void *recvbuf,
+                                           const int recvcounts[], const int rdispls[],
+                                           MPI_Datatype recvtype, MPI_Comm comm,
+                                           xchg_request *req);
+#if XCHG_HAVE_LARGE_COUNT
+/* Large counts, as MPI-4's MPI_Neighbor_alltoallv_c (where the MPI has it:
+ * MPICH 4): MPI_Count counts, MPI_Aint displacements, converted to int on
+ * entry; whether every rank's values fit is agreed by one MPI_Allreduce
+ * per call. If they fit, the call is exactly xchg_neighbor_alltoallv (or
+ * _algo); if some rank's do not, auto (and XCHG_NEIGHBOR_ALGO unset or
+ * auto) passes the call to the MPI library's MPI_Neighbor_alltoallv_c on
+ * xchg's private communicator (xchg_stats.passed_to_mpi = 1), a forced
+ * algorithm fails with MPI_ERR_COUNT on every rank, the failing rank
+ * naming the argument. No _init_c or nonblocking _c form yet. */
+XCHG_API int xchg_neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                                       const MPI_Aint sdispls[], MPI_Datatype sendtype,
+                                       void *recvbuf, const MPI_Count recvcounts[],
+                                       const MPI_Aint rdispls[], MPI_Datatype recvtype,
+                                       MPI_Comm comm);
+XCHG_API int xchg_neighbor_alltoallv_algo_c(xchg_neighbor_algo algo, const void *sendbuf,
+                                            const MPI_Count sendcounts[],
+                                            const MPI_Aint sdispls[], MPI_Datatype sendtype,
+                                            void *recvbuf, const MPI_Count recvcounts[],
+                                            const MPI_Aint rdispls[], MPI_Datatype recvtype,
+                                            MPI_Comm comm);
+#endif
+/* The algorithm a neighbour request runs ("auto" resolved);
+ * XCHG_NEIGHBOR_INVALID for any other request. */
+XCHG_API xchg_neighbor_algo xchg_request_neighbor_algo(xchg_request req);
+
+/* Name <-> id ("direct", "locality", "auto"), and the neighbour algorithms
+ * of this build, excluding "auto", for i = 0 .. xchg_neighbor_algo_count()-1. */
+XCHG_API xchg_neighbor_algo xchg_neighbor_algo_from_name(const char *name);
+XCHG_API const char *xchg_neighbor_algo_name(xchg_neighbor_algo algo);
+XCHG_API int xchg_neighbor_algo_count(void);
+XCHG_API xchg_neighbor_algo xchg_neighbor_algo_at(int i);
 
 #ifdef __cplusplus
 }

@@ -96,6 +96,28 @@ int xchg_request_mpi_large(xchg_comm_state *cs, const void *sendbuf,
                            xchg_request *req);
 #endif
 
+/* A request whose work another entry point does (the neighbour exchange,
+ * neighbor.c): xchg_start, xchg_wait, xchg_test and xchg_request_free call
+ * these on ctx. start starts one exchange (persistent requests only); test
+ * sets *done once complete; wait completes; free releases ctx (called
+ * idle; may be collective); neighbor_algo tells what the request runs. */
+typedef struct xchg_request_ops {
+    int (*start)(void *ctx);
+    int (*test)(void *ctx, int *done);
+    int (*wait)(void *ctx);
+    int (*free)(void *ctx);
+    xchg_neighbor_algo (*neighbor_algo)(void *ctx);
+} xchg_request_ops;
+/* A datatype a request keeps: predefined ones as they are, a duplicate of
+ * a derived one (so the caller may free theirs); and its release. */
+int xchg_type_keep(MPI_Datatype t, MPI_Datatype *out);
+void xchg_type_release(MPI_Datatype *t);
+/* Makes such a request on comm, retaining cs (persistent.c). nonblocking:
+ * already started by its maker and never restarted. On failure
+ * (MPI_ERR_NO_MEM, not raised) nothing is kept: ctx stays the caller's. */
+int xchg_request_of_ops(MPI_Comm comm, xchg_comm_state *cs, const xchg_request_ops *ops,
+                        void *ctx, int nonblocking, xchg_request *req);
+
 /* The algorithm to run: algo itself, or with from_env the one
  * XCHG_ALLTOALLV_ALGO names (s: the agreed settings); an error if it is not
  * in this build. */

@@ -46,6 +46,8 @@ struct xchg_request_s {
     xchg_a2av_args args;         /* xchg_ialltoallv's call */
     xchg_algo ran;               /* ... and the algorithm it ran */
     xchg_nb_body body;           /* xchg_ialltoallv_c: its agreement and MPI's path */
+    const xchg_request_ops *ops; /* another entry point's request (neighbour): its work */
+    void *ops_ctx;
 };
 
 static int type_keep(MPI_Datatype t, MPI_Datatype *out)
@@ -67,6 +69,16 @@ static void type_release(MPI_Datatype *t)
         comb != MPI_COMBINER_NAMED)
         MPI_Type_free(t);
     *t = MPI_DATATYPE_NULL;
+}
+
+int xchg_type_keep(MPI_Datatype t, MPI_Datatype *out)
+{
+    return type_keep(t, out);
+}
+
+void xchg_type_release(MPI_Datatype *t)
+{
+    type_release(t);
 }
 
 static void request_destroy(struct xchg_request_s *r)
@@ -239,6 +251,8 @@ static int null_request(const char *fn)
 static int complete(struct xchg_request_s *r, int rc)
 {
     r->active = 0;
+    if (r->ops) /* its entry point recorded the stats */
+        return xchg_raise(error_comm(r), rc);
     xchg_nb_free(r->nb);
     r->nb = NULL;
     xchg_comm_state *cs = r->c.cs;
@@ -295,9 +309,20 @@ int xchg_start(xchg_request r)
                           "first)"));
     if (r->nonblocking)
         return xchg_raise(error_comm(r), xchg_error_code(MPI_ERR_REQUEST, "xchg_start: the "
-                          "request was made by xchg_ialltoallv, not a persistent init: "
+                          "request was made by a nonblocking call (xchg_ialltoallv, "
+                          "xchg_ineighbor_alltoallv), not a persistent init: "
                           "free it with xchg_request_free"));
     xchg_call *c = &r->c;
+    if (r->ops) {
+        xchg_nb_drain(c->cs); /* after what was started before, as every start */
+        r->active = 1;
+        int rc = r->ops->start(r->ops_ctx);
+        if (rc != MPI_SUCCESS) { /* complete what it began: partners wait for it */
+            r->ops->wait(r->ops_ctx);
+            return complete(r, rc);
+        }
+        return MPI_SUCCESS;
+    }
     if (r->passed_to_mpi || r->algo->persist)
         xchg_nb_drain(c->cs); /* they use the private communicator at once */
     if (r->passed_to_mpi) {
@@ -344,7 +369,8 @@ int xchg_wait(xchg_request r)
     if (!r->active)
         return xchg_raise(error_comm(r), xchg_error_code(MPI_ERR_REQUEST, "xchg_wait: the request "
                           "is not active (call xchg_start first)"));
-    int rc = r->passed_to_mpi  ? MPI_Wait(&r->mpi_req, MPI_STATUS_IGNORE)
+    int rc = r->ops            ? r->ops->wait(r->ops_ctx)
+             : r->passed_to_mpi ? MPI_Wait(&r->mpi_req, MPI_STATUS_IGNORE)
              : r->nb            ? xchg_nb_wait(r->nb)
              : r->nonblocking   ? r->generic_rc
              : r->algo->persist ? r->algo->persist->wait(&r->c, r->plan)
@@ -363,7 +389,9 @@ int xchg_test(xchg_request r, int *flag)
         return xchg_raise(error_comm(r), xchg_error_code(MPI_ERR_REQUEST, "xchg_test: the request "
                           "is not active (call xchg_start first)"));
     int rc = MPI_SUCCESS, done = 1;
-    if (r->passed_to_mpi) {
+    if (r->ops) {
+        rc = r->ops->test(r->ops_ctx, &done);
+    } else if (r->passed_to_mpi) {
         rc = MPI_Test(&r->mpi_req, &done, MPI_STATUS_IGNORE);
     } else if (r->nb) {
         rc = xchg_nb_test(r->nb, &done);
@@ -391,7 +419,9 @@ int xchg_request_free(xchg_request *req)
                           "request is active (complete it with xchg_wait or xchg_test "
                           "first)"));
     int rc = MPI_SUCCESS;
-    if (r->passed_to_mpi)
+    if (r->ops)
+        rc = r->ops->free(r->ops_ctx);
+    else if (r->passed_to_mpi)
         rc = MPI_Request_free(&r->mpi_req); /* MPI_REQUEST_NULL afterwards */
     else if (!r->nonblocking && r->algo->persist) {
         xchg_nb_drain(r->c.cs); /* the plan's free may be collective */
@@ -406,6 +436,30 @@ int xchg_request_free(xchg_request *req)
 xchg_algo xchg_request_algo(xchg_request r)
 {
     return r && r->algo ? r->algo->id : XCHG_ALGO_INVALID;
+}
+
+xchg_neighbor_algo xchg_request_neighbor_algo(xchg_request r)
+{
+    return r && r->ops ? r->ops->neighbor_algo(r->ops_ctx) : XCHG_NEIGHBOR_INVALID;
+}
+
+int xchg_request_of_ops(MPI_Comm comm, xchg_comm_state *cs, const xchg_request_ops *ops,
+                        void *ctx, int nonblocking, xchg_request *req)
+{
+    struct xchg_request_s *r = calloc(1, sizeof *r);
+    if (!r)
+        return xchg_error_code(MPI_ERR_NO_MEM, "out of memory for a request");
+    r->comm = comm;
+    r->stype = r->rtype = MPI_DATATYPE_NULL;
+    r->ops = ops;
+    r->ops_ctx = ctx;
+    r->nonblocking = nonblocking;
+    r->active = nonblocking; /* started by its maker */
+    r->c.cs = cs;
+    xchg_comm_state_retain(cs);
+    r->holds_state = 1;
+    *req = r;
+    return MPI_SUCCESS;
 }
 
 /* xchg_ialltoallv: the blocking call's body as a coroutine (or, for

@@ -7,8 +7,9 @@
 
 #include <string.h>
 
-static const xchg_algo_names names = {xchg_algo_from_name, xchg_sparse_algo_from_name,
-                                      xchg_algo_name, xchg_sparse_algo_name};
+static const xchg_algo_names names = {xchg_algo_from_name,          xchg_sparse_algo_from_name,
+                                      xchg_algo_name,               xchg_sparse_algo_name,
+                                      xchg_neighbor_algo_from_name, xchg_neighbor_algo_name};
 
 int xchg_api_state(MPI_Comm comm, xchg_comm_state **cs)
 {
@@ -53,6 +54,7 @@ int xchg_get_stats(MPI_Comm comm, xchg_stats *stats)
         memset(stats, 0, sizeof *stats);
         stats->algo = XCHG_ALGO_INVALID;
         stats->sparse_algo = XCHG_SPARSE_INVALID;
+        stats->neighbor_algo = XCHG_NEIGHBOR_INVALID;
     }
     return MPI_SUCCESS;
 }

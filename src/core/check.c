@@ -118,6 +118,37 @@ int xchg_check_alltoallv_arrays(const void *sendbuf, const int sendcounts[],
     return MPI_SUCCESS;
 }
 
+/* One side of a neighbour exchange: arrays of `degree` entries (NULL
+ * allowed when degree is 0, as MPI's empty neighbourhoods are), a
+ * committed type, a buffer where data moves. */
+static int check_neighbor_side(const void *buf, const int counts[], const int displs[],
+                               MPI_Datatype type, int degree, const char *bname,
+                               const char *cname, const char *dname, const char *tname)
+{
+    int rc;
+    if (buf == MPI_IN_PLACE)
+        return xchg_error_code(MPI_ERR_BUFFER, "%s is MPI_IN_PLACE, which a neighbour "
+                               "exchange does not allow (MPI does not either)", bname);
+    if (degree > 0 && (rc = check_counts(counts, displs, degree, cname, dname)) != MPI_SUCCESS)
+        return rc;
+    if ((rc = check_type(type, tname)) != MPI_SUCCESS)
+        return rc;
+    return degree > 0 ? check_buffer(buf, counts, degree, type, bname, cname) : MPI_SUCCESS;
+}
+
+int xchg_check_neighbor_arrays(const void *sendbuf, const int sendcounts[],
+                               const int sdispls[], MPI_Datatype sendtype, int outdegree,
+                               const void *recvbuf, const int recvcounts[],
+                               const int rdispls[], MPI_Datatype recvtype, int indegree)
+{
+    int rc = check_neighbor_side(sendbuf, sendcounts, sdispls, sendtype, outdegree, "sendbuf",
+                                 "sendcounts", "sdispls", "sendtype");
+    if (rc == MPI_SUCCESS)
+        rc = check_neighbor_side(recvbuf, recvcounts, rdispls, recvtype, indegree, "recvbuf",
+                                 "recvcounts", "rdispls", "recvtype");
+    return rc;
+}
+
 void xchg_block_span(const int counts[], const int displs[], int P,
                      const xchg_typeinfo *ti, MPI_Aint *lo, size_t *bytes)
 {

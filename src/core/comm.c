@@ -380,6 +380,7 @@ static int state_get(MPI_Comm comm, const xchg_algo_names *names, xchg_comm_stat
         st->refs = 1; /* the attribute's */
         st->last.algo = XCHG_ALGO_INVALID;
         st->last.sparse_algo = XCHG_SPARSE_INVALID;
+        st->last.neighbor_algo = XCHG_NEIGHBOR_INVALID;
         if (MPI_Comm_set_attr(comm, state_keyval, st) != MPI_SUCCESS)
             free(st);
         return rc;
@@ -398,6 +399,7 @@ static int state_get(MPI_Comm comm, const xchg_algo_names *names, xchg_comm_stat
     st->refs = 1; /* the attribute's (a state kept from a refusal has it already) */
     st->last.algo = XCHG_ALGO_INVALID;
     st->last.sparse_algo = XCHG_SPARSE_INVALID;
+    st->last.neighbor_algo = XCHG_NEIGHBOR_INVALID;
     /* Settings: read once here and agreed, so all ranks run one protocol. */
     rc = xchg_settings_agree(st->pcomm, names, &st->settings);
     if (rc == MPI_SUCCESS && fresh)

@@ -107,6 +107,12 @@ int xchg_check_alltoallv_arrays(const void *sendbuf, const int sendcounts[],
                                 const int sdispls[], MPI_Datatype sendtype,
                                 const void *recvbuf, const int recvcounts[],
                                 const int rdispls[], MPI_Datatype recvtype, int P);
+/* The argument checks of a neighbour exchange: send arrays of outdegree
+ * entries, receive arrays of indegree entries (no communication). */
+int xchg_check_neighbor_arrays(const void *sendbuf, const int sendcounts[],
+                               const int sdispls[], MPI_Datatype sendtype, int outdegree,
+                               const void *recvbuf, const int recvcounts[],
+                               const int rdispls[], MPI_Datatype recvtype, int indegree);
 /* The byte span [*lo, *lo + *bytes) of buf covered by the blocks of
  * counts/displs of type ti, relative to buf (0, 0 when all are empty). */
 void xchg_block_span(const int counts[], const int displs[], int P,

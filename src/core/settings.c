@@ -30,7 +30,10 @@
 #include <string.h>
 #include <unistd.h>
 
-typedef enum { KIND_INT, KIND_BYTES, KIND_ALGO, KIND_SPARSE_ALGO, KIND_BARRIER, KIND_PATH } setting_kind;
+typedef enum {
+    KIND_INT, KIND_BYTES, KIND_ALGO, KIND_SPARSE_ALGO, KIND_NEIGHBOR_ALGO, KIND_BARRIER,
+    KIND_PATH
+} setting_kind;
 
 /* Unset, and the canonical value of a name that is no algorithm. */
 #define VALUE_UNSET INT64_MIN
@@ -86,6 +89,8 @@ static const struct setting_def {
     [XCHG_SET_LEADERS] = {"XCHG_LEADERS", KIND_INT, 1, INT_MAX, 0,
                           "0 (from the node sizes) or an integer in [1, 2^31)", 1,
                           "round(sqrt(ranks per node / nodes)), at least 1"},
+    [XCHG_SET_NEIGHBOR_ALGO] = {"XCHG_NEIGHBOR_ALGO", KIND_NEIGHBOR_ALGO, 0, 0, 0,
+                                "direct, locality or auto", 0, "auto"},
     [XCHG_SET_MPICH_THROTTLE] = {"MPIR_CVAR_ALLTOALL_THROTTLE", KIND_INT, 1, 1 << 20, 32,
                                  "0 (no throttle) or an integer in [1, 1048576]", 1, "32"},
 };
@@ -157,6 +162,11 @@ static int64_t read_one(const xchg_algo_names *names, int i, int *rejected, char
         return a == XCHG_SPARSE_INVALID ? VALUE_UNKNOWN_NAME + (int64_t)(name_hash(s) >> 2)
                                         : (int64_t)a;
     }
+    case KIND_NEIGHBOR_ALGO: {
+        xchg_neighbor_algo a = names->neighbor(s);
+        return a == XCHG_NEIGHBOR_INVALID ? VALUE_UNKNOWN_NAME + (int64_t)(name_hash(s) >> 2)
+                                          : (int64_t)a;
+    }
     case KIND_PATH:
         return (int64_t)(name_hash(s) >> 2); /* differs where the text does */
     case KIND_BARRIER:
@@ -202,6 +212,11 @@ static int first_warning(unsigned *mask, int i)
     return first;
 }
 
+static int is_algo_kind(setting_kind k)
+{
+    return k == KIND_ALGO || k == KIND_SPARSE_ALGO || k == KIND_NEIGHBOR_ALGO;
+}
+
 static void describe(const xchg_algo_names *names, int i, int64_t v, char *out, size_t len)
 {
     if (v == VALUE_UNSET)
@@ -210,11 +225,13 @@ static void describe(const xchg_algo_names *names, int i, int64_t v, char *out, 
         snprintf(out, len, "%s", names->alltoallv_name((xchg_algo)v));
     else if (defs[i].kind == KIND_SPARSE_ALGO && v >= 0)
         snprintf(out, len, "%s", names->sparse_name((xchg_sparse_algo)v));
+    else if (defs[i].kind == KIND_NEIGHBOR_ALGO && v >= 0)
+        snprintf(out, len, "%s", names->neighbor_name((xchg_neighbor_algo)v));
     else if (defs[i].kind == KIND_PATH)
         snprintf(out, len, "a path");
     else if (defs[i].kind == KIND_BARRIER)
         snprintf(out, len, "%s", v ? "dissemination" : "ibarrier");
-    else if (v < 0 && (defs[i].kind == KIND_ALGO || defs[i].kind == KIND_SPARSE_ALGO))
+    else if (v < 0 && is_algo_kind(defs[i].kind))
         snprintf(out, len, "an unknown name");
     else
         snprintf(out, len, "%" PRId64, v);
@@ -222,8 +239,7 @@ static void describe(const xchg_algo_names *names, int i, int64_t v, char *out, 
 
 static void apply(xchg_settings *s, int i, int64_t v, const char *text)
 {
-    int unknown = v != VALUE_UNSET && v < 0 &&
-                  (defs[i].kind == KIND_ALGO || defs[i].kind == KIND_SPARSE_ALGO);
+    int unknown = v != VALUE_UNSET && v < 0 && is_algo_kind(defs[i].kind);
     switch ((xchg_setting_id)i) {
     case XCHG_SET_ALLTOALLV_ALGO:
         s->alltoallv_algo = v == VALUE_UNSET ? XCHG_ALGO_AUTO
@@ -281,6 +297,11 @@ static void apply(xchg_settings *s, int i, int64_t v, const char *text)
         break;
     case XCHG_SET_RECORD_MAX:
         s->record_max = (int)(v == VALUE_UNSET ? defs[i].dflt : v);
+        break;
+    case XCHG_SET_NEIGHBOR_ALGO:
+        s->neighbor_algo = v == VALUE_UNSET ? XCHG_NEIGHBOR_AUTO
+                           : unknown ? XCHG_NEIGHBOR_INVALID : (xchg_neighbor_algo)v;
+        snprintf(s->neighbor_algo_text, sizeof s->neighbor_algo_text, "%s", text);
         break;
     case XCHG_SET_MPICH_THROTTLE:
         s->mpich_throttle = (int)(v == VALUE_UNSET ? defs[i].dflt : v);

@@ -30,6 +30,7 @@ enum {
     XCHG_TAG_RMA = 140,      /* rma_lock: "target ready" */
     XCHG_TAG_RMA_DONE = 141, /* rma_lock: "data delivered" */
     XCHG_TAG_AGREE = 150,    /* the automatic choice's agreement (select/stats_agree.c) */
+    XCHG_TAG_NEIGHBOR = 160, /* 160..169 neighbour exchange (src/neighbor/) */
     XCHG_TAG_SPARSE = 200 /* 200..299 reserved for sparse exchange */
 };
 
@@ -43,7 +44,7 @@ enum {
     XCHG_EXT_RECORD = 4,     /* XCHG_RECORD: the shapes seen (record.c) */
     XCHG_EXT_NODES = 5,      /* the node layout (alltoallv/node_layout.c) */
     XCHG_EXT_NODE_PAIRS = 6,
-    XCHG_EXT_NEIGHBOR = 7,
+    XCHG_EXT_NEIGHBOR = 7,   /* the topology's graph and auto's choice (api/neighbor.c) */
     XCHG_EXT_MULTILEADER = 8,
     XCHG_EXT_BRUCK_2LEVEL = 9,
     XCHG_EXT_COUNT = 12
@@ -72,6 +73,7 @@ typedef enum xchg_setting_id {
     XCHG_SET_RECORD,
     XCHG_SET_RECORD_MAX,
     XCHG_SET_LEADERS,
+    XCHG_SET_NEIGHBOR_ALGO,
     XCHG_SETTING_COUNT
 } xchg_setting_id;
 
@@ -96,16 +98,20 @@ typedef struct xchg_settings {
     int record;                   /* XCHG_RECORD set on rank 0: record shapes */
     int record_max;               /* XCHG_RECORD_MAX: shapes per communicator */
     char record_path[1024];       /* XCHG_RECORD as this rank has it (rank 0 writes) */
+    xchg_neighbor_algo neighbor_algo; /* AUTO when unset, INVALID for an unknown name */
+    char neighbor_algo_text[64];
 } xchg_settings;
 
-/* Algorithm names to ids and back, for XCHG_ALLTOALLV_ALGO and
- * XCHG_SPARSE_ALGO: given by the entry points (the registries are above
- * core). */
+/* Algorithm names to ids and back, for XCHG_ALLTOALLV_ALGO,
+ * XCHG_SPARSE_ALGO and XCHG_NEIGHBOR_ALGO: given by the entry points (the
+ * registries are above core). */
 typedef struct xchg_algo_names {
     xchg_algo (*alltoallv)(const char *name);
     xchg_sparse_algo (*sparse)(const char *name);
     const char *(*alltoallv_name)(xchg_algo algo);
     const char *(*sparse_name)(xchg_sparse_algo algo);
+    xchg_neighbor_algo (*neighbor)(const char *name);
+    const char *(*neighbor_name)(xchg_neighbor_algo algo);
 } xchg_algo_names;
 
 /* Reads the settings and agrees on them (collective over comm: one

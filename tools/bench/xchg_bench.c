@@ -21,6 +21,7 @@
  */
 #include "bench.h"
 #include "dsde.h"
+#include "neighbor.h"
 #include "overlap.h"
 
 #include <errno.h>
@@ -36,6 +37,7 @@ static int rank;
 static const char usage[] =
     "usage: xchg-bench [options]\n"
     "       xchg-bench dsde [options]   sparse exchange (xchg-bench dsde --help)\n"
+    "       xchg-bench neighbor [options]   neighbour exchange (xchg-bench neighbor --help)\n"
     "       xchg-bench overlap [options]   nonblocking exchange beside computation\n"
     "                                      (xchg-bench overlap --help)\n"
     "  --pattern LIST     uniform, random, sparse, zipf, hot, transpose, or a comma list\n"
@@ -767,6 +769,8 @@ int main(int argc, char **argv)
     MPI_Comm_rank(comm, &rank);
     if (argc > 1 && strcmp(argv[1], "dsde") == 0) /* tools/bench/dsde.c */
         return finish(&comm, dsde_main(argc - 1, argv + 1, comm));
+    if (argc > 1 && strcmp(argv[1], "neighbor") == 0) /* tools/bench/neighbor.c */
+        return finish(&comm, neighbor_main(argc - 1, argv + 1, comm));
     if (argc > 1 && strcmp(argv[1], "overlap") == 0) /* tools/bench/overlap.c */
         return finish(&comm, overlap_main(argc - 1, argv + 1, comm));
 

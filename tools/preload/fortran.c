@@ -27,6 +27,11 @@
  * went to PMPI instead (the call never arrived), the call counts as
  * fallen through.
  *
+ * MPI_NEIGHBOR_ALLTOALLV (same arguments) goes the same ways, to
+ * xchg_neighbor_alltoallv; MPICH's f08ts nonblocking and persistent
+ * neighbour forms fall through like its alltoallv ones (their MPI_Wait
+ * calls PMPI_Wait).
+ *
  * The sentinels, as each library defines them:
  *   Open MPI: the common block /mpi_fortran_in_place/ (mpif-sentinels.h;
  *     the f08 module binds a variable to the same symbol), compared by
@@ -121,8 +126,14 @@ static void to_library(preload_entry e, const char *name, void *sb, void *sc, vo
         preload_count_fell(e, REASON_BYPASS);
 }
 
-static void fortran_alltoallv(preload_entry e, const char *name, void *sb, const MPI_Fint *sc,
-                              const MPI_Fint *sd, const MPI_Fint *st, void *rb,
+/* The C path a Fortran call takes: preload_alltoallv or
+ * preload_neighbor_alltoallv (the same arguments). */
+typedef int (*c_exchange_fn)(preload_entry, const void *, const int *, const int *,
+                             MPI_Datatype, void *, const int *, const int *, MPI_Datatype,
+                             MPI_Comm);
+
+static void fortran_alltoallv(c_exchange_fn serve, preload_entry e, const char *name, void *sb,
+                              const MPI_Fint *sc, const MPI_Fint *sd, const MPI_Fint *st, void *rb,
                               const MPI_Fint *rc, const MPI_Fint *rd, const MPI_Fint *rt,
                               const MPI_Fint *comm, MPI_Fint *ierr)
 {
@@ -144,14 +155,13 @@ static void fortran_alltoallv(preload_entry e, const char *name, void *sb, const
         stype = PMPI_Type_f2c(*st);
     }
     void *recv = is_one_of(fs.bottom, rb) ? MPI_BOTTOM : rb;
-    int rcode = preload_alltoallv(e, send, (const int *)sc, (const int *)sd, stype, recv,
-                                  (const int *)rc, (const int *)rd, PMPI_Type_f2c(*rt),
-                                  PMPI_Comm_f2c(*comm));
+    int rcode = serve(e, send, (const int *)sc, (const int *)sd, stype, recv, (const int *)rc,
+                      (const int *)rd, PMPI_Type_f2c(*rt), PMPI_Comm_f2c(*comm));
     if (ierr)
         *ierr = (MPI_Fint)rcode;
 }
 
-#define FORTRAN_ALLTOALLV(fname, entry)                                                     \
+#define FORTRAN_EXCHANGE(fname, entry, serve)                                               \
     void fname(void *sb, const MPI_Fint *sc, const MPI_Fint *sd, const MPI_Fint *st,       \
                void *rb, const MPI_Fint *rc, const MPI_Fint *rd, const MPI_Fint *rt,       \
                const MPI_Fint *comm, MPI_Fint *ierr);                                       \
@@ -159,8 +169,10 @@ static void fortran_alltoallv(preload_entry e, const char *name, void *sb, const
                void *rb, const MPI_Fint *rc, const MPI_Fint *rd, const MPI_Fint *rt,       \
                const MPI_Fint *comm, MPI_Fint *ierr)                                        \
     {                                                                                       \
-        fortran_alltoallv(entry, #fname, sb, sc, sd, st, rb, rc, rd, rt, comm, ierr);       \
+        fortran_alltoallv(serve, entry, #fname, sb, sc, sd, st, rb, rc, rd, rt, comm, ierr); \
     }
+#define FORTRAN_ALLTOALLV(fname, entry) FORTRAN_EXCHANGE(fname, entry, preload_alltoallv)
+#define FORTRAN_NEIGHBOR(fname, entry) FORTRAN_EXCHANGE(fname, entry, preload_neighbor_alltoallv)
 
 #define FORTRAN_TO_LIBRARY(fname, entry)                                                    \
     void fname(void *sb, void *sc, void *sd, void *st, void *rb, void *rc, void *rd,       \
@@ -189,6 +201,19 @@ FORTRAN_TO_LIBRARY(mpi_alltoallv_f08_, ENTRY_F08)
 FORTRAN_TO_LIBRARY(mpi_alltoallv_f08ts_, ENTRY_F08)
 FORTRAN_TO_LIBRARY(mpi_alltoallv_f08ts_large_, ENTRY_F08)
 
+/* MPI_NEIGHBOR_ALLTOALLV: mpif.h and use mpi; use mpi_f08 as above */
+FORTRAN_NEIGHBOR(mpi_neighbor_alltoallv_, ENTRY_NEIGHBOR_FORTRAN)
+FORTRAN_NEIGHBOR(mpi_neighbor_alltoallv__, ENTRY_NEIGHBOR_FORTRAN)
+FORTRAN_NEIGHBOR(mpi_neighbor_alltoallv, ENTRY_NEIGHBOR_FORTRAN)
+FORTRAN_NEIGHBOR(MPI_NEIGHBOR_ALLTOALLV, ENTRY_NEIGHBOR_FORTRAN)
+#if defined(OMPI_MAJOR_VERSION) && (OMPI_MAJOR_VERSION == 4 || OMPI_MAJOR_VERSION == 5)
+FORTRAN_NEIGHBOR(mpi_neighbor_alltoallv_f08_, ENTRY_NEIGHBOR_F08)
+#else
+FORTRAN_TO_LIBRARY(mpi_neighbor_alltoallv_f08_, ENTRY_NEIGHBOR_F08)
+#endif
+FORTRAN_TO_LIBRARY(mpi_neighbor_alltoallv_f08ts_, ENTRY_NEIGHBOR_F08)
+FORTRAN_TO_LIBRARY(mpi_neighbor_alltoallv_f08ts_large_, ENTRY_NEIGHBOR_F08)
+
 /* use mpi_f08, MPICH: nonblocking and persistent. Its f08 MPI_Wait,
  * MPI_Test and MPI_Start call PMPI_ directly, so a request of xchg's would
  * never complete there: tagged, these calls fall through to MPICH
@@ -199,7 +224,8 @@ FORTRAN_TO_LIBRARY(mpi_alltoallv_f08ts_large_, ENTRY_F08)
 typedef void (*fortran_request_fn)(void *, void *, void *, void *, void *, void *, void *,
                                    void *, void *, void *, void *, void *, void *, void *);
 
-#define FORTRAN_REQUEST_TO_LIBRARY(fname)                                                   \
+#define FORTRAN_REQUEST_TO_LIBRARY(fname) FORTRAN_REQUEST_TAGGED(fname, ENTRY_F08_REQUEST)
+#define FORTRAN_REQUEST_TAGGED(fname, entry)                                                \
     void fname(void *a1, void *a2, void *a3, void *a4, void *a5, void *a6, void *a7,       \
                void *a8, void *a9, void *a10, void *a11, void *a12, void *a13, void *a14); \
     void fname(void *a1, void *a2, void *a3, void *a4, void *a5, void *a6, void *a7,       \
@@ -212,16 +238,20 @@ typedef void (*fortran_request_fn)(void *, void *, void *, void *, void *, void 
             PMPI_Abort(MPI_COMM_WORLD, 1);                                                  \
             return;                                                                         \
         }                                                                                   \
-        int previous = preload_tag_begin(ENTRY_F08_REQUEST);                                \
+        int previous = preload_tag_begin(entry);                                            \
         real(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14);                  \
         if (!preload_tag_end(previous))                                                     \
-            preload_count_fell(ENTRY_F08_REQUEST, REASON_BYPASS);                           \
+            preload_count_fell(entry, REASON_BYPASS);                                       \
     }
 
 FORTRAN_REQUEST_TO_LIBRARY(mpi_ialltoallv_f08ts_)
 FORTRAN_REQUEST_TO_LIBRARY(mpi_ialltoallv_f08ts_large_)
 FORTRAN_REQUEST_TO_LIBRARY(mpi_alltoallv_init_f08ts_)
 FORTRAN_REQUEST_TO_LIBRARY(mpi_alltoallv_init_f08ts_large_)
+FORTRAN_REQUEST_TAGGED(mpi_ineighbor_alltoallv_f08ts_, ENTRY_NEIGHBOR_F08_REQUEST)
+FORTRAN_REQUEST_TAGGED(mpi_ineighbor_alltoallv_f08ts_large_, ENTRY_NEIGHBOR_F08_REQUEST)
+FORTRAN_REQUEST_TAGGED(mpi_neighbor_alltoallv_init_f08ts_, ENTRY_NEIGHBOR_F08_REQUEST)
+FORTRAN_REQUEST_TAGGED(mpi_neighbor_alltoallv_init_f08ts_large_, ENTRY_NEIGHBOR_F08_REQUEST)
 
 /* MPI_FINALIZE: Open MPI's Fortran bindings call PMPI_Finalize directly,
  * so the report is printed here too (once: MPICH's call MPI_Finalize). */

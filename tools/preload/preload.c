@@ -13,6 +13,11 @@
  *   MPI_Ialltoallv(_c), MPI_Alltoallv_init(_c) -> xchg_ialltoallv(_c),
  *                         xchg_alltoallv_init(_c), with MPI's request calls
  *                         taught xchg's requests (requests.c)
+ *   MPI_Neighbor_alltoallv(_c) -> xchg_neighbor_alltoallv(_c) (on a
+ *                         communicator with a topology; without one MPI
+ *                         reports it),
+ *                         MPI_Ineighbor_alltoallv and (MPI-4)
+ *                         MPI_Neighbor_alltoallv_init in requests.c
  *   MPI_Finalize       -> the report (XCHG_VERBOSE=1), then PMPI_Finalize
  * The Fortran entry points are in fortran.c, the counts in report.c.
  * xchg's own calls of MPI's all-to-all go through PMPI_, so nothing
@@ -144,6 +149,81 @@ int preload_alltoallv(preload_entry entry, const void *sendbuf, const int sendco
     preload_count_served(entry, algo_run(comm, before, &passed));
     return rc;
 }
+
+int preload_route_neighbor(MPI_Comm comm, preload_reason *reason)
+{
+    int topo = MPI_UNDEFINED;
+    if (comm != MPI_COMM_NULL && PMPI_Topo_test(comm, &topo) == MPI_SUCCESS &&
+        topo != MPI_DIST_GRAPH && topo != MPI_CART && topo != MPI_GRAPH) {
+        *reason = REASON_NO_TOPOLOGY; /* also an intercommunicator: none has one */
+        return 0;
+    }
+    return preload_route(comm, reason);
+}
+
+/* What xchg did with the neighbour exchange just made on comm: the
+ * algorithm, or XCHG_NEIGHBOR_INVALID if it failed before running one. */
+static xchg_neighbor_algo neighbor_run(MPI_Comm comm, unsigned long calls_before)
+{
+    xchg_stats s;
+    if (xchg_get_stats(comm, &s) != MPI_SUCCESS || s.calls == calls_before)
+        return XCHG_NEIGHBOR_INVALID;
+    return (xchg_neighbor_algo)s.neighbor_algo;
+}
+
+int preload_neighbor_alltoallv(preload_entry entry, const void *sendbuf,
+                               const int sendcounts[], const int sdispls[],
+                               MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                               const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    preload_reason why;
+    if (!preload_route_neighbor(comm, &why)) {
+        preload_count_fell(entry, why);
+        return PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                       recvcounts, rdispls, recvtype, comm);
+    }
+    unsigned long before = calls_so_far(comm);
+    int rc = xchg_neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                     recvcounts, rdispls, recvtype, comm);
+    preload_count_served(entry, (xchg_algo)neighbor_run(comm, before));
+    return rc;
+}
+
+int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                           MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                           const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return preload_neighbor_alltoallv(preload_entry_of(ENTRY_NEIGHBOR), sendbuf, sendcounts,
+                                      sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                                      recvtype, comm);
+}
+
+#if XCHG_HAVE_LARGE_COUNT
+int MPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                             const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                             const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                             MPI_Datatype recvtype, MPI_Comm comm)
+{
+    preload_entry entry = preload_entry_of(ENTRY_NEIGHBOR_LARGE);
+    preload_reason why;
+    if (!preload_route_neighbor(comm, &why)) {
+        preload_count_fell(entry, why);
+        return PMPI_Neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                         recvcounts, rdispls, recvtype, comm);
+    }
+    /* values beyond int on some rank: xchg agrees on it and passes the
+     * call to PMPI_Neighbor_alltoallv_c itself (on every rank alike) */
+    unsigned long before = calls_so_far(comm);
+    int rc = xchg_neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                       recvcounts, rdispls, recvtype, comm);
+    xchg_stats s;
+    if (xchg_get_stats(comm, &s) == MPI_SUCCESS && s.calls != before && s.passed_to_mpi)
+        preload_count_fell(entry, REASON_LARGE_NEIGHBOR);
+    else
+        preload_count_served(entry, (xchg_algo)neighbor_run(comm, before));
+    return rc;
+}
+#endif
 
 int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],

@@ -21,6 +21,14 @@ typedef enum preload_entry {
     ENTRY_NONBLOCKING, /* MPI_Ialltoallv, MPI_Ialltoallv_c */
     ENTRY_PERSISTENT,  /* MPI_Alltoallv_init, MPI_Alltoallv_init_c */
     ENTRY_F08_REQUEST, /* MPICH's use mpi_f08 mpi_ialltoallv_f08ts_, mpi_alltoallv_init_f08ts_ */
+    /* the neighbour exchange (counted by xchg_neighbor_algo) */
+    ENTRY_NEIGHBOR,            /* MPI_Neighbor_alltoallv */
+    ENTRY_NEIGHBOR_LARGE,      /* MPI_Neighbor_alltoallv_c (MPI-4) */
+    ENTRY_NEIGHBOR_NONBLOCKING, /* MPI_Ineighbor_alltoallv */
+    ENTRY_NEIGHBOR_PERSISTENT, /* MPI_Neighbor_alltoallv_init (MPI-4) */
+    ENTRY_NEIGHBOR_FORTRAN,    /* mpi_neighbor_alltoallv_ and the other manglings */
+    ENTRY_NEIGHBOR_F08,        /* mpi_neighbor_alltoallv_f08_ (Open MPI), _f08ts_ (MPICH) */
+    ENTRY_NEIGHBOR_F08_REQUEST, /* MPICH's mpi_ineighbor_alltoallv_f08ts_, ..._init_f08ts_ */
     ENTRY_COUNT
 } preload_entry;
 
@@ -35,13 +43,17 @@ typedef enum preload_reason {
     REASON_BYPASS,      /* the library's own Fortran binding went straight to PMPI */
     REASON_NULL_ARG,    /* request is NULL: MPI reports the error */
     REASON_F08_WAIT,    /* MPICH's mpi_f08 MPI_Wait calls PMPI_Wait: xchg's request would never complete */
+    REASON_NO_TOPOLOGY, /* a neighbour exchange on a communicator without topology: MPI reports it */
+    REASON_LARGE_NEIGHBOR, /* counts beyond int: xchg passed it to MPI_Neighbor_alltoallv_c */
     REASON_COUNT
 } preload_reason;
 
 /* Counting (report.c): atomic, any thread. A served call counts under the
  * algorithm that ran, or XCHG_ALGO_INVALID when xchg returned an error
- * before running one. */
+ * before running one; a neighbour entry's (preload_is_neighbor) under its
+ * xchg_neighbor_algo, passed as the int it is. */
 void preload_count_served(preload_entry e, xchg_algo algo);
+int preload_is_neighbor(preload_entry e);
 void preload_count_fell(preload_entry e, preload_reason r);
 /* With XCHG_VERBOSE >= 1, rank 0 of MPI_COMM_WORLD prints the counts on
  * stderr; once per process, whichever Finalize comes first. */
@@ -56,6 +68,17 @@ int preload_alltoallv(preload_entry entry, const void *sendbuf, const int sendco
                       const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
                       const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
                       MPI_Comm comm);
+
+/* Whether xchg takes a neighbour exchange on comm (a topology, then
+ * preload_route); else *reason says why not. */
+int preload_route_neighbor(MPI_Comm comm, preload_reason *reason);
+
+/* MPI_Neighbor_alltoallv from any entry: xchg_neighbor_alltoallv or
+ * PMPI_Neighbor_alltoallv, counted under entry. */
+int preload_neighbor_alltoallv(preload_entry entry, const void *sendbuf,
+                               const int sendcounts[], const int sdispls[],
+                               MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                               const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
 
 /* requests.c defines MPI_Ialltoallv(_c), MPI_Alltoallv_init(_c) and the
  * request calls (MPI_Start, MPI_Wait, MPI_Test, ...) that must know

@@ -34,6 +34,14 @@ static const char *const entry_label[ENTRY_COUNT] = {
     [ENTRY_NONBLOCKING] = "nonblocking MPI_Ialltoallv",
     [ENTRY_PERSISTENT] = "persistent MPI_Alltoallv_init",
     [ENTRY_F08_REQUEST] = "f08 mpi_ialltoallv_f08ts/mpi_alltoallv_init_f08ts (MPICH)",
+    [ENTRY_NEIGHBOR] = "C MPI_Neighbor_alltoallv",
+    [ENTRY_NEIGHBOR_LARGE] = "large-count MPI_Neighbor_alltoallv_c",
+    [ENTRY_NEIGHBOR_NONBLOCKING] = "nonblocking MPI_Ineighbor_alltoallv",
+    [ENTRY_NEIGHBOR_PERSISTENT] = "persistent MPI_Neighbor_alltoallv_init",
+    [ENTRY_NEIGHBOR_FORTRAN] = "Fortran mpi_neighbor_alltoallv",
+    [ENTRY_NEIGHBOR_F08] = "f08 mpi_neighbor_alltoallv_f08",
+    [ENTRY_NEIGHBOR_F08_REQUEST] =
+        "f08 mpi_ineighbor_alltoallv_f08ts/mpi_neighbor_alltoallv_init_f08ts (MPICH)",
 };
 
 static const char *const reason_label[REASON_COUNT] = {
@@ -46,7 +54,15 @@ static const char *const reason_label[REASON_COUNT] = {
     [REASON_BYPASS] = "not supported: the MPI library's binding calls PMPI directly",
     [REASON_NULL_ARG] = "request is NULL, reported by MPI",
     [REASON_F08_WAIT] = "not supported: MPICH's mpi_f08 MPI_Wait calls PMPI_Wait directly",
+    [REASON_NO_TOPOLOGY] = "no topology on the communicator, reported by MPI",
+    [REASON_LARGE_NEIGHBOR] =
+        "not supported: counts beyond int, passed to MPI_Neighbor_alltoallv_c",
 };
+
+int preload_is_neighbor(preload_entry e)
+{
+    return e >= ENTRY_NEIGHBOR && e <= ENTRY_NEIGHBOR_F08_REQUEST;
+}
 
 void preload_count_served(preload_entry e, xchg_algo algo)
 {
@@ -83,6 +99,14 @@ static const char *algo_label(int slot)
     return n ? n : "unknown algorithm";
 }
 
+static const char *neighbor_label(int slot)
+{
+    if (slot == 0)
+        return "error before any algorithm ran";
+    const char *n = xchg_neighbor_algo_name((xchg_neighbor_algo)(slot - 1));
+    return n ? n : "unknown algorithm";
+}
+
 static const char *reason_name(int r)
 {
     return reason_label[r];
@@ -111,7 +135,8 @@ void preload_report(void)
         for (int r = 0; r < REASON_COUNT; r++)
             total += __atomic_load_n(&fell[e][r], __ATOMIC_RELAXED);
     }
-    fprintf(stderr, "xchg-preload: rank 0 of %d: MPI_Alltoallv calls by entry point%s\n", size,
+    fprintf(stderr, "xchg-preload: rank 0 of %d: MPI_Alltoallv and MPI_Neighbor_alltoallv "
+            "calls by entry point%s\n", size,
             total ? "" : ": none");
     for (int e = 0; e < ENTRY_COUNT; e++) {
         unsigned long s = 0, f = 0, sc[ALGO_SLOTS], fc[REASON_COUNT];
@@ -122,7 +147,8 @@ void preload_report(void)
         if (!s && !f)
             continue;
         char sl[512], fl[512];
-        list(sl, sizeof sl, sc, ALGO_SLOTS, algo_label);
+        list(sl, sizeof sl, sc, ALGO_SLOTS,
+             preload_is_neighbor((preload_entry)e) ? neighbor_label : algo_label);
         list(fl, sizeof fl, fc, REASON_COUNT, reason_name);
         fprintf(stderr, "xchg-preload:   %s: %lu call%s, %lu served by xchg%s%s%s, %lu fell "
                 "through%s%s%s\n", entry_label[e], s + f, s + f == 1 ? "" : "s", s,

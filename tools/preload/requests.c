@@ -1,7 +1,8 @@
 /*
  * requests.c - the preload's nonblocking and persistent exchanges:
  * MPI_Ialltoallv(_c) served by xchg_ialltoallv(_c), MPI_Alltoallv_init(_c)
- * by xchg_alltoallv_init(_c), and the MPI_Request calls that must then
+ * by xchg_alltoallv_init(_c), MPI_Ineighbor_alltoallv and (MPI-4)
+ * MPI_Neighbor_alltoallv_init by their xchg forms, and the MPI_Request calls that must then
  * know xchg's requests (MPI_Start(all), MPI_Wait/Test and their
  * all/any/some forms, MPI_Request_free, MPI_Request_get_status).
  *
@@ -195,14 +196,22 @@ static void empty_status(MPI_Status *st, int err)
     st->MPI_ERROR = err;
 }
 
+/* Counts a DONE entry's exchange, under the algorithm that ran. */
+static void count_done(const entry *e)
+{
+    xchg_algo ran = !preload_is_neighbor(e->counted_as)
+                        ? xchg_request_algo(e->xr)
+                        : (xchg_algo)xchg_request_neighbor_algo(e->xr);
+    preload_count_served(e->counted_as, e->rc == MPI_SUCCESS ? ran : XCHG_ALGO_INVALID);
+}
+
 /* Tells the application a DONE entry is complete: its result; the handle
  * becomes MPI_REQUEST_NULL (nonblocking) or stays, inactive (persistent).
  * The exchange is counted now, under the algorithm that ran. */
 static int report(entry *e, MPI_Request *handle)
 {
     int rc = e->rc;
-    preload_count_served(e->counted_as, rc == MPI_SUCCESS ? xchg_request_algo(e->xr)
-                                                          : XCHG_ALGO_INVALID);
+    count_done(e);
     if (e->persistent) {
         e->state = ST_INACTIVE;
         return rc;
@@ -223,9 +232,13 @@ static int report(entry *e, MPI_Request *handle)
 static int takes(preload_entry as, const MPI_Request *request, MPI_Comm comm)
 {
     preload_reason why = REASON_F08_WAIT;
-    if (as != ENTRY_F08_REQUEST && request && preload_route(comm, &why))
+    if (as != ENTRY_F08_REQUEST && as != ENTRY_NEIGHBOR_F08_REQUEST && request &&
+        (preload_is_neighbor(as) ? preload_route_neighbor(comm, &why)
+                                 : preload_route(comm, &why)))
         return 1;
-    preload_count_fell(as, request || as == ENTRY_F08_REQUEST ? why : REASON_NULL_ARG);
+    preload_count_fell(as, request || as == ENTRY_F08_REQUEST || as == ENTRY_NEIGHBOR_F08_REQUEST
+                               ? why
+                               : REASON_NULL_ARG);
     return 0;
 }
 
@@ -281,6 +294,40 @@ int MPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sd
     xchg_request xr = XCHG_REQUEST_NULL;
     int rc = xchg_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                                  rdispls, recvtype, comm, MPI_INFO_NULL, &xr);
+    return stand_in(as, rc, xr, comm, 1, request);
+}
+#endif
+
+int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                            MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                            const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                            MPI_Request *request)
+{
+    preload_entry as = preload_entry_of(ENTRY_NEIGHBOR_NONBLOCKING);
+    if (!takes(as, request, comm))
+        return PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                        recvcounts, rdispls, recvtype, comm, request);
+    xchg_request xr = XCHG_REQUEST_NULL;
+    int rc = xchg_ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                      recvcounts, rdispls, recvtype, comm, &xr);
+    return stand_in(as, rc, xr, comm, 0, request);
+}
+
+#if MPI_VERSION >= 4 /* MPI_Neighbor_alltoallv_init is MPI-4: MPICH 4, not Open MPI 4.1 */
+int MPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[],
+                                const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                const int recvcounts[], const int rdispls[],
+                                MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                MPI_Request *request)
+{
+    preload_entry as = preload_entry_of(ENTRY_NEIGHBOR_PERSISTENT);
+    if (!takes(as, request, comm))
+        return PMPI_Neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                            recvcounts, rdispls, recvtype, comm, info, request);
+    xchg_request xr = XCHG_REQUEST_NULL;
+    int rc = xchg_neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                          recvcounts, rdispls, recvtype, comm, MPI_INFO_NULL,
+                                          &xr);
     return stand_in(as, rc, xr, comm, 1, request);
 }
 #endif
@@ -411,8 +458,7 @@ int MPI_Request_free(MPI_Request *request)
      * exchange needs this rank's progress, so it completes here */
     progress(e, 1);
     if (e->state == ST_DONE)
-        preload_count_served(e->counted_as, e->rc == MPI_SUCCESS ? xchg_request_algo(e->xr)
-                                                                 : XCHG_ALGO_INVALID);
+        count_done(e);
     inside++;
     int rc = xchg_request_free(&e->xr);
     inside--;

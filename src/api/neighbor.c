@@ -1,0 +1,785 @@
+/*
+ * neighbor.c - the public neighbour exchange (xchg_neighbor_alltoallv, its
+ * _algo, _init and nonblocking forms) and the names of its algorithms.
+ *
+ * A topology never changes, so the graph is read once per communicator, at
+ * its first neighbour exchange, and kept on xchg's state for it
+ * (XCHG_EXT_NEIGHBOR). That first call also agrees, with one allreduce,
+ * that every rank read its graph and had good arguments: the state is
+ * kept only where every rank succeeded, so the next call is the first
+ * again on every rank alike. Later calls run no collective besides the
+ * exchange (XCHG_CHECK=1 adds the check mode's), and an argument error
+ * there stays the failing rank's (docs/errors.md). A persistent init
+ * always agrees (one allreduce for the arguments, one for the plans).
+ */
+#include "api.h"
+#include "neighbor/neighbor_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { NBR_IDS = 8 }; /* neighbour algorithm ids are below this */
+
+/* What a communicator keeps for its neighbour exchanges. */
+typedef struct nbr_state {
+    xchg_nbr_graph g;
+    void *analysis[NBR_IDS];       /* each algorithm's analysis of g, by id */
+    xchg_neighbor_algo auto_algo;  /* auto's choice, INVALID until made */
+} nbr_state;
+
+static void state_free(void *p)
+{
+    nbr_state *st = p;
+    for (int id = 0; id < NBR_IDS; id++) {
+        const xchg_neighbor_info *a = xchg_neighbor_registry_find((xchg_neighbor_algo)id);
+        if (a && a->analysis_free && st->analysis[id])
+            a->analysis_free(st->analysis[id]);
+    }
+    xchg_nbr_graph_free(&st->g);
+    free(st);
+}
+
+/* This rank's part of a first call: the graph read (no communication). */
+static int state_make(MPI_Comm comm, nbr_state **out)
+{
+    *out = calloc(1, sizeof **out);
+    if (!*out)
+        return xchg_error_code(MPI_ERR_NO_MEM, "no memory for the neighbour exchange state");
+    (*out)->auto_algo = XCHG_NEIGHBOR_INVALID;
+    int rc = xchg_nbr_graph_read(comm, &(*out)->g);
+    if (rc != MPI_SUCCESS) {
+        free(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+static void state_keep(xchg_comm_state *cs, nbr_state *st)
+{
+    cs->ext[XCHG_EXT_NEIGHBOR] = st;
+    cs->ext_free[XCHG_EXT_NEIGHBOR] = state_free;
+}
+
+/* The arguments of one call, as the caller gave them (or the request's
+ * copies). */
+typedef struct nbr_args {
+    xchg_neighbor_algo algo;
+    int from_env;
+    const void *sendbuf;
+    const int *sendcounts, *sdispls;
+    MPI_Datatype sendtype;
+    void *recvbuf;
+    const int *recvcounts, *rdispls;
+    MPI_Datatype recvtype;
+    MPI_Comm comm; /* the caller's */
+    xchg_comm_state *cs;
+} nbr_args;
+
+static int resolve_algo(const xchg_settings *s, xchg_neighbor_algo algo, int from_env,
+                        xchg_neighbor_algo *out)
+{
+    if (from_env) {
+        algo = s->neighbor_algo; /* agreed: the same on every rank */
+        if (algo == XCHG_NEIGHBOR_INVALID)
+            return xchg_error_code(MPI_ERR_ARG, "XCHG_NEIGHBOR_ALGO=%s names no neighbour "
+                                   "algorithm of this build (see xchg_neighbor_algo_count/"
+                                   "xchg_neighbor_algo_at)", s->neighbor_algo_text);
+    }
+    if (algo != XCHG_NEIGHBOR_AUTO && !xchg_neighbor_registry_find(algo))
+        return xchg_error_code(MPI_ERR_ARG, "algo %d is not a neighbour algorithm of this "
+                               "build", (int)algo);
+    *out = algo;
+    return MPI_SUCCESS;
+}
+
+/* auto's cost model, per rank, from the graph's statistics that
+ * locality's analysis agreed (averages over the ranks: B blocks to other
+ * nodes, K other nodes sent to, V bytes to other nodes):
+ *   direct   = B x ALPHA_INTER
+ *   locality = K x (ALPHA_INTER + ALPHA_INTRA) + 2 V / COPY_BPS
+ * (locality's inter-node bytes are direct's: they cancel). The constants
+ * are the simulated hpc platform's documented latencies (sim/README.md:
+ * 1.0-1.5 us between nodes, 0.3-0.7 us inside one) and libxchg's modelled
+ * copy rate (core/simcost.c); the model is not yet checked against
+ * measurements of these two algorithms (SMPI 3.32 cannot run topology
+ * communicators: docs/neighbor.md). */
+#define NBR_ALPHA_INTER 1.25e-6
+#define NBR_ALPHA_INTRA 0.5e-6
+#define NBR_COPY_BPS 5e9
+
+static xchg_neighbor_algo auto_model(const xchg_nbr_stats *s, double *direct, double *locality)
+{
+    *direct = s->remote_blocks * NBR_ALPHA_INTER;
+    *locality = s->remote_nodes * (NBR_ALPHA_INTER + NBR_ALPHA_INTRA) +
+                2 * s->remote_bytes / NBR_COPY_BPS;
+    return *locality < *direct ? XCHG_NEIGHBOR_LOCALITY : XCHG_NEIGHBOR_DIRECT;
+}
+
+/* The analysis of algorithm id on st's graph, made on first need
+ * (collective: every rank reaches it at the same call). */
+static int analysis_of(nbr_state *st, xchg_nbr_call *c, xchg_neighbor_algo id)
+{
+    const xchg_neighbor_info *a = xchg_neighbor_registry_find(id);
+    if (!a || !a->analyse || (int)id >= NBR_IDS || st->analysis[id])
+        return MPI_SUCCESS;
+    return a->analyse(c, &st->analysis[id]);
+}
+
+/* auto's choice, once per communicator (its first call with auto), the
+ * same on every rank: from locality's agreed statistics; direct where
+ * that analysis failed (agreed) or there is only one node. */
+static xchg_neighbor_algo auto_choice(nbr_state *st, xchg_nbr_call *c)
+{
+    if (st->auto_algo != XCHG_NEIGHBOR_INVALID)
+        return st->auto_algo;
+    double d = 0, l = 0;
+    st->auto_algo = XCHG_NEIGHBOR_DIRECT;
+    if (xchg_neighbor_registry_find(XCHG_NEIGHBOR_LOCALITY) &&
+        analysis_of(st, c, XCHG_NEIGHBOR_LOCALITY) == MPI_SUCCESS) {
+        const xchg_nbr_stats *s =
+            xchg_neighbor_locality_stats(st->analysis[XCHG_NEIGHBOR_LOCALITY]);
+        st->auto_algo = auto_model(s, &d, &l);
+        if (c->rank == 0 && c->cs->settings.verbose >= 1)
+            fprintf(stderr, "xchg: neighbor auto chose %s on P=%d (per rank: %.1f blocks to "
+                    "%.1f other nodes, %.0f bytes; modelled direct %.2f us, locality %.2f "
+                    "us)\n", xchg_neighbor_algo_name(st->auto_algo), c->size,
+                    s->remote_blocks, s->remote_nodes, s->remote_bytes, d * 1e6, l * 1e6);
+    }
+    return st->auto_algo;
+}
+
+/* Whether running algo on st needs a collective first: auto's first
+ * choice, or an analysis not yet made. */
+static int analysis_pending(const nbr_state *st, xchg_neighbor_algo algo)
+{
+    if (algo == XCHG_NEIGHBOR_AUTO && st->auto_algo == XCHG_NEIGHBOR_INVALID)
+        return 1;
+    if (algo == XCHG_NEIGHBOR_AUTO)
+        algo = st->auto_algo;
+    const xchg_neighbor_info *a = xchg_neighbor_registry_find(algo);
+    return a && a->analyse && (int)algo < NBR_IDS && !st->analysis[algo];
+}
+
+/* The algorithm of a checked call (auto resolved) and its analysis in c. */
+static int analysed(nbr_state *st, xchg_nbr_call *c, xchg_neighbor_algo *algo)
+{
+    if (*algo == XCHG_NEIGHBOR_AUTO)
+        *algo = auto_choice(st, c);
+    int rc = analysis_of(st, c, *algo);
+    c->analysis = (int)*algo < NBR_IDS ? st->analysis[*algo] : NULL;
+    return rc;
+}
+
+/* The call c of the arguments a on the graph of st, checked locally:
+ * arrays, types, algorithm (auto not yet resolved). */
+static int call_of(const nbr_args *a, const nbr_state *st, xchg_nbr_call *c,
+                   xchg_neighbor_algo *algo)
+{
+    xchg_comm_state *cs = a->cs;
+    memset(c, 0, sizeof *c);
+    c->sendbuf = a->sendbuf;
+    c->sendcounts = a->sendcounts;
+    c->sdispls = a->sdispls;
+    c->recvbuf = a->recvbuf;
+    c->recvcounts = a->recvcounts;
+    c->rdispls = a->rdispls;
+    c->g = &st->g;
+    c->comm = cs->pcomm;
+    c->cs = cs;
+    c->rank = cs->rank;
+    c->size = cs->size;
+    c->mem.cs = cs;
+    c->mem.rank = cs->rank;
+    c->mem.size = cs->size;
+    c->mem.comm = cs->pcomm;
+    c->mem.temp_limit = xchg_temp_limit_of(cs);
+    /* the algorithm first: known (the same on every rank) even where the
+     * arrays are bad, so that prepare knows whether a collective follows */
+    int rc = resolve_algo(&cs->settings, a->algo, a->from_env, algo);
+    if (rc == MPI_SUCCESS)
+        rc = xchg_check_neighbor_arrays(a->sendbuf, a->sendcounts, a->sdispls, a->sendtype,
+                                        st->g.outdegree, a->recvbuf, a->recvcounts,
+                                        a->rdispls, a->recvtype, st->g.indegree);
+    if (rc == MPI_SUCCESS)
+        rc = xchg_typeinfo_get(a->sendtype, &c->st);
+    if (rc == MPI_SUCCESS)
+        rc = xchg_typeinfo_get(a->recvtype, &c->rt);
+    return rc;
+}
+
+/* The checks of a call and their agreement: the state made and agreed on
+ * a communicator's first call (every rank then keeps it or none does), or
+ * always when `agree` (init, the check mode), or when a collective follows
+ * anyway (auto's first choice, an algorithm's first analysis: a rank with
+ * bad arguments must not leave the others in it); then the algorithm
+ * (auto resolved) and its analysis, made on its first use (collective).
+ * On success *st is the communicator's state. */
+static int prepare(const nbr_args *a, int agree, const char *who, nbr_state **st,
+                   xchg_nbr_call *c, xchg_neighbor_algo *algo)
+{
+    xchg_comm_state *cs = a->cs;
+    nbr_state *fresh = NULL;
+    *st = cs->ext[XCHG_EXT_NEIGHBOR];
+    int rc = MPI_SUCCESS;
+    if (!*st)
+        rc = state_make(a->comm, &fresh);
+    if (fresh)
+        *st = fresh;
+    *algo = XCHG_NEIGHBOR_INVALID;
+    if (rc == MPI_SUCCESS)
+        rc = call_of(a, *st, c, algo);
+    int pending = *algo != XCHG_NEIGHBOR_INVALID && analysis_pending(*st, *algo);
+    if (fresh || agree || cs->settings.check || pending)
+        rc = xchg_agree_errors(cs->pcomm, cs->rank, cs->size, rc, who);
+    if (fresh && rc == MPI_SUCCESS)
+        state_keep(cs, fresh);
+    else if (fresh)
+        state_free(fresh);
+    return rc == MPI_SUCCESS ? analysed(*st, c, algo) : rc;
+}
+
+static void record_stats(xchg_comm_state *cs, xchg_neighbor_algo algo, size_t temp_peak)
+{
+    cs->calls++;
+    cs->last.algo = XCHG_ALGO_INVALID;
+    cs->last.sparse_algo = XCHG_SPARSE_INVALID;
+    cs->last.neighbor_algo = algo;
+    cs->last.temp_bytes = temp_peak;
+    cs->last.calls = cs->calls;
+    cs->last.passed_to_mpi = 0;
+}
+
+/* Everything of a blocking call once the communicator's state is known
+ * (also the body of a nonblocking one, in its coroutine). *ran: the
+ * algorithm. Returns the code without raising it. */
+static int body(const nbr_args *a, xchg_neighbor_algo *ran)
+{
+    nbr_state *st;
+    xchg_nbr_call c;
+    xchg_neighbor_algo algo = XCHG_NEIGHBOR_INVALID;
+    int rc = prepare(a, 0, "xchg_neighbor_alltoallv", &st, &c, &algo);
+    *ran = algo;
+    if (rc != MPI_SUCCESS)
+        return rc;
+    rc = xchg_neighbor_registry_find(algo)->run(&c);
+    record_stats(a->cs, algo, c.mem.temp_peak);
+    return rc;
+}
+
+/* The checks before anything is agreed, the same on every rank by
+ * themselves: the communicator, its topology; then xchg's state for it
+ * (collective on first use). */
+static int enter(MPI_Comm comm, xchg_comm_state **cs)
+{
+    int P = 0, topo = MPI_UNDEFINED, rc = xchg_check_comm(comm, &P);
+    if (rc == MPI_SUCCESS && MPI_Topo_test(comm, &topo) == MPI_SUCCESS &&
+        topo != MPI_DIST_GRAPH && topo != MPI_CART && topo != MPI_GRAPH)
+        rc = xchg_error_code(MPI_ERR_TOPOLOGY, "comm has no topology: a neighbour exchange "
+                             "needs a distributed graph (MPI_Dist_graph_create_adjacent), "
+                             "Cartesian or graph communicator");
+    if (rc == MPI_SUCCESS)
+        rc = xchg_api_state(comm, cs);
+    return rc;
+}
+
+static int run(xchg_neighbor_algo algo, int from_env, const void *sendbuf,
+               const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+               void *recvbuf, const int recvcounts[], const int rdispls[],
+               MPI_Datatype recvtype, MPI_Comm comm)
+{
+    int mpi_rc = xchg_mpi_check(comm); /* first: the running MPI is ours */
+    if (mpi_rc != MPI_SUCCESS)
+        return mpi_rc;
+    xchg_comm_state *cs = NULL;
+    int rc = enter(comm, &cs);
+    if (rc != MPI_SUCCESS)
+        return xchg_raise(comm, rc);
+    xchg_nb_drain(cs); /* nonblocking exchanges started before this call */
+    nbr_args a = {algo,    from_env,   sendbuf, sendcounts, sdispls, sendtype,
+                  recvbuf, recvcounts, rdispls, recvtype,   comm,    cs};
+    xchg_neighbor_algo ran;
+    return xchg_raise(comm, body(&a, &ran));
+}
+
+int xchg_neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                            MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                            const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return run(XCHG_NEIGHBOR_AUTO, 1, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+               recvcounts, rdispls, recvtype, comm);
+}
+
+int xchg_neighbor_alltoallv_algo(xchg_neighbor_algo algo, const void *sendbuf,
+                                 const int sendcounts[], const int sdispls[],
+                                 MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                                 const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return run(algo, 0, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+               recvtype, comm);
+}
+
+/*
+ * Requests: the nonblocking and persistent forms keep copies of the four
+ * arrays and of derived datatypes, so the caller may free theirs.
+ */
+typedef struct nbr_request {
+    nbr_args a;            /* pointing at the copies below */
+    int *arrays;
+    MPI_Datatype stype, rtype;
+    xchg_neighbor_algo algo;
+    int rc;                /* nonblocking: the result once run */
+    xchg_nb *nb;           /* nonblocking: the exchange's coroutine (NULL: ran at once) */
+    xchg_nbr_call c;       /* persistent: the call its plan was made for */
+    const xchg_neighbor_info *info;
+    void *plan;
+} nbr_request;
+
+static const int *keep_array(int **store, const int *src, int n)
+{
+    if (!src || n == 0)
+        return src;
+    memcpy(*store, src, sizeof(int) * (size_t)n);
+    const int *out = *store;
+    *store += n;
+    return out;
+}
+
+static void request_release(nbr_request *q)
+{
+    xchg_type_release(&q->stype);
+    xchg_type_release(&q->rtype);
+    free(q->arrays);
+    free(q);
+}
+
+/* A request's copy of a, whose arrays have the graph's degrees (checked
+ * lengths: the caller has prepared the call first). */
+static int request_make(const nbr_args *a, const xchg_nbr_graph *g, nbr_request **out)
+{
+    nbr_request *q = calloc(1, sizeof *q);
+    int n = 2 * (g->indegree + g->outdegree);
+    int *arrays = q ? malloc(sizeof(int) * (size_t)(n > 0 ? n : 1)) : NULL;
+    if (!arrays) {
+        free(q);
+        return xchg_error_code(MPI_ERR_NO_MEM, "out of memory for a neighbour request");
+    }
+    q->a = *a;
+    q->arrays = arrays;
+    q->stype = q->rtype = MPI_DATATYPE_NULL;
+    int *store = arrays;
+    q->a.sendcounts = keep_array(&store, a->sendcounts, g->outdegree);
+    q->a.sdispls = keep_array(&store, a->sdispls, g->outdegree);
+    q->a.recvcounts = keep_array(&store, a->recvcounts, g->indegree);
+    q->a.rdispls = keep_array(&store, a->rdispls, g->indegree);
+    int rc = xchg_type_keep(a->sendtype, &q->stype);
+    if (rc == MPI_SUCCESS)
+        rc = xchg_type_keep(a->recvtype, &q->rtype);
+    if (rc != MPI_SUCCESS) {
+        request_release(q);
+        return rc;
+    }
+    q->a.sendtype = q->stype;
+    q->a.recvtype = q->rtype;
+    *out = q;
+    return MPI_SUCCESS;
+}
+
+static xchg_neighbor_algo request_algo(void *ctx)
+{
+    return ((nbr_request *)ctx)->algo;
+}
+
+/* Nonblocking: the blocking body in a coroutine. */
+static int nb_run(void *ctx)
+{
+    nbr_request *q = ctx;
+    return body(&q->a, &q->algo);
+}
+
+static int nb_start(void *ctx)
+{
+    (void)ctx;
+    return MPI_SUCCESS; /* never called: a nonblocking request is not restarted */
+}
+
+static int nb_test(void *ctx, int *done)
+{
+    nbr_request *q = ctx;
+    if (!q->nb) {
+        *done = 1;
+        return q->rc;
+    }
+    return xchg_nb_test(q->nb, done);
+}
+
+static int nb_wait(void *ctx)
+{
+    nbr_request *q = ctx;
+    return q->nb ? xchg_nb_wait(q->nb) : q->rc;
+}
+
+static int nb_free(void *ctx)
+{
+    nbr_request *q = ctx;
+    xchg_nb_free(q->nb);
+    request_release(q);
+    return MPI_SUCCESS;
+}
+
+static const xchg_request_ops nb_ops = {nb_start, nb_test, nb_wait, nb_free, request_algo};
+
+static int irun(xchg_neighbor_algo algo, int from_env, const void *sendbuf,
+                const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                void *recvbuf, const int recvcounts[], const int rdispls[],
+                MPI_Datatype recvtype, MPI_Comm comm, xchg_request *req)
+{
+    int mpi_rc = xchg_mpi_check(comm); /* first: the running MPI is ours */
+    if (mpi_rc != MPI_SUCCESS)
+        return mpi_rc;
+    if (!req)
+        return xchg_raise(comm, xchg_error_code(MPI_ERR_ARG, "req is NULL"));
+    *req = XCHG_REQUEST_NULL;
+    xchg_comm_state *cs = NULL;
+    int rc = enter(comm, &cs);
+    if (rc != MPI_SUCCESS)
+        return xchg_raise(comm, rc);
+    /* The graph's degrees size the copies: a first call reads and agrees
+     * it here, blocking (as xchg's state for a communicator is made), as
+     * does the check mode; after what was started before on comm. Later
+     * calls check locally and queue behind the exchanges started before. */
+    if (!cs->ext[XCHG_EXT_NEIGHBOR] || cs->settings.check)
+        xchg_nb_drain(cs);
+    nbr_args a = {algo,    from_env,   sendbuf, sendcounts, sdispls, sendtype,
+                  recvbuf, recvcounts, rdispls, recvtype,   comm,    cs};
+    nbr_state *st;
+    xchg_nbr_call c;
+    xchg_neighbor_algo resolved;
+    rc = prepare(&a, 0, "xchg_ineighbor_alltoallv", &st, &c, &resolved);
+    nbr_request *q = NULL;
+    if (rc == MPI_SUCCESS)
+        rc = request_make(&a, &st->g, &q);
+    if (rc == MPI_SUCCESS && (rc = xchg_request_of_ops(comm, cs, &nb_ops, q, 1, req)) !=
+                                 MPI_SUCCESS)
+        request_release(q);
+    if (rc != MPI_SUCCESS)
+        return xchg_raise(comm, rc);
+    q->algo = resolved;
+    if (xchg_nb_start(cs, nb_run, q, &q->nb) != MPI_SUCCESS) {
+        q->nb = NULL; /* no memory for a coroutine: run it now, blocking */
+        xchg_nb_drain(cs);
+        q->rc = body(&q->a, &q->algo);
+    }
+    return MPI_SUCCESS;
+}
+
+int xchg_ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                             MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                             xchg_request *req)
+{
+    return irun(XCHG_NEIGHBOR_AUTO, 1, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                recvcounts, rdispls, recvtype, comm, req);
+}
+
+int xchg_ineighbor_alltoallv_algo(xchg_neighbor_algo algo, const void *sendbuf,
+                                  const int sendcounts[], const int sdispls[],
+                                  MPI_Datatype sendtype, void *recvbuf,
+                                  const int recvcounts[], const int rdispls[],
+                                  MPI_Datatype recvtype, MPI_Comm comm, xchg_request *req)
+{
+    return irun(algo, 0, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                recvtype, comm, req);
+}
+
+/* Persistent: the algorithm's plan, made once at init. */
+static int p_start(void *ctx)
+{
+    nbr_request *q = ctx;
+    q->c.mem.temp_peak = q->c.mem.temp_cur;
+    return q->info->persist->start(&q->c, q->plan);
+}
+
+static int p_done(nbr_request *q, int rc)
+{
+    record_stats(q->a.cs, q->algo, q->c.mem.temp_peak);
+    return rc;
+}
+
+static int p_test(void *ctx, int *done)
+{
+    nbr_request *q = ctx;
+    int rc = q->info->persist->test(&q->c, q->plan, done);
+    return *done ? p_done(q, rc) : rc;
+}
+
+static int p_wait(void *ctx)
+{
+    nbr_request *q = ctx;
+    return p_done(q, q->info->persist->wait(&q->c, q->plan));
+}
+
+static int p_free(void *ctx)
+{
+    nbr_request *q = ctx;
+    xchg_nb_drain(q->a.cs); /* a plan's free may be collective */
+    int rc = q->info->persist->free(&q->c, q->plan);
+    request_release(q);
+    return rc;
+}
+
+static const xchg_request_ops persist_ops = {p_start, p_test, p_wait, p_free, request_algo};
+
+/* The request's plan, agreed: a rank whose plan failed fails every rank. */
+static int plan_agreed(nbr_request *q, const nbr_state *st, xchg_neighbor_algo algo)
+{
+    xchg_comm_state *cs = q->a.cs;
+    xchg_neighbor_algo again;
+    int rc = call_of(&q->a, st, &q->c, &again); /* the call on the request's copies */
+    q->c.analysis = (int)algo < NBR_IDS ? st->analysis[algo] : NULL;
+    q->algo = algo;
+    q->info = xchg_neighbor_registry_find(algo);
+    if (rc == MPI_SUCCESS)
+        rc = q->info->persist->init(&q->c, &q->plan);
+    int arc = xchg_agree_errors(cs->pcomm, cs->rank, cs->size, rc,
+                                "xchg_neighbor_alltoallv_init");
+    if (arc != MPI_SUCCESS && rc == MPI_SUCCESS)
+        q->info->persist->free(&q->c, q->plan);
+    return arc;
+}
+
+static int init_run(xchg_neighbor_algo algo, int from_env, const void *sendbuf,
+                    const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                    void *recvbuf, const int recvcounts[], const int rdispls[],
+                    MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, xchg_request *req)
+{
+    (void)info;
+    int mpi_rc = xchg_mpi_check(comm); /* first: the running MPI is ours */
+    if (mpi_rc != MPI_SUCCESS)
+        return mpi_rc;
+    if (!req)
+        return xchg_raise(comm, xchg_error_code(MPI_ERR_ARG, "req is NULL"));
+    *req = XCHG_REQUEST_NULL;
+    xchg_comm_state *cs = NULL;
+    int rc = enter(comm, &cs);
+    if (rc != MPI_SUCCESS)
+        return xchg_raise(comm, rc);
+    xchg_nb_drain(cs); /* nonblocking exchanges started before this call */
+    nbr_args a = {algo,    from_env,   sendbuf, sendcounts, sdispls, sendtype,
+                  recvbuf, recvcounts, rdispls, recvtype,   comm,    cs};
+    nbr_state *st;
+    xchg_nbr_call c;
+    rc = prepare(&a, 1, "xchg_neighbor_alltoallv_init", &st, &c, &algo);
+    if (rc != MPI_SUCCESS)
+        return xchg_raise(comm, rc);
+    nbr_request *q = NULL;
+    int lrc = request_make(&a, &st->g, &q); /* agreed with the plans */
+    if (lrc != MPI_SUCCESS) {
+        xchg_agree_errors(cs->pcomm, cs->rank, cs->size, lrc, "xchg_neighbor_alltoallv_init");
+        return xchg_raise(comm, lrc);
+    }
+    if ((rc = plan_agreed(q, st, algo)) != MPI_SUCCESS) {
+        request_release(q);
+        return xchg_raise(comm, rc);
+    }
+    if ((rc = xchg_request_of_ops(comm, cs, &persist_ops, q, 0, req)) != MPI_SUCCESS) {
+        /* MPI_ERR_NO_MEM on this rank only: its partners' starts would
+         * wait for it, as after any local failure of a collective init */
+        p_free(q);
+        return xchg_raise(comm, rc);
+    }
+    return MPI_SUCCESS;
+}
+
+int xchg_neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[],
+                                 const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                 const int recvcounts[], const int rdispls[],
+                                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                 xchg_request *req)
+{
+    return init_run(XCHG_NEIGHBOR_AUTO, 1, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                    recvcounts, rdispls, recvtype, comm, info, req);
+}
+
+int xchg_neighbor_alltoallv_init_algo(xchg_neighbor_algo algo, const void *sendbuf,
+                                      const int sendcounts[], const int sdispls[],
+                                      MPI_Datatype sendtype, void *recvbuf,
+                                      const int recvcounts[], const int rdispls[],
+                                      MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                      xchg_request *req)
+{
+    return init_run(algo, 0, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                    rdispls, recvtype, comm, info, req);
+}
+
+/* Names and lists, from the registry. */
+xchg_neighbor_algo xchg_neighbor_algo_from_name(const char *name)
+{
+    if (name && strcmp(name, "auto") == 0)
+        return XCHG_NEIGHBOR_AUTO;
+    const xchg_neighbor_info *a = xchg_neighbor_registry_find_name(name);
+    return a ? a->id : XCHG_NEIGHBOR_INVALID;
+}
+
+const char *xchg_neighbor_algo_name(xchg_neighbor_algo algo)
+{
+    if (algo == XCHG_NEIGHBOR_AUTO)
+        return "auto";
+    const xchg_neighbor_info *a = xchg_neighbor_registry_find(algo);
+    return a ? a->name : NULL;
+}
+
+int xchg_neighbor_algo_count(void) { return xchg_neighbor_registry_count(); }
+
+xchg_neighbor_algo xchg_neighbor_algo_at(int i)
+{
+    const xchg_neighbor_info *a = xchg_neighbor_registry_at(i);
+    return a ? a->id : XCHG_NEIGHBOR_INVALID;
+}
+
+#if XCHG_HAVE_LARGE_COUNT
+/*
+ * Large counts (xchg_neighbor_alltoallv_c): the arrays converted to int
+ * once, on entry, and whether every rank's values fit agreed (one
+ * allreduce on the private communicator per call, so every rank takes the
+ * same path); a negative count stays negative, for the int call's checks
+ * to name it.
+ */
+#include <limits.h>
+
+/* in[0..n) as ints into out; *unfit: the first value beyond int (an
+ * MPI_ERR_COUNT code naming it). */
+static void fit_counts(const MPI_Count in[], int n, int out[], const char *name, int *unfit)
+{
+    for (int i = 0; i < n; i++) {
+        MPI_Count v = in[i];
+        out[i] = v < 0 ? -1 : v > INT_MAX ? 0 : (int)v;
+        if (v > INT_MAX && *unfit == MPI_SUCCESS)
+            *unfit = xchg_error_code(MPI_ERR_COUNT, "%s[%d] is %lld, more elements than xchg's "
+                                     "algorithms address in one block (INT_MAX); auto passes "
+                                     "such a call to MPI_Neighbor_alltoallv_c", name, i,
+                                     (long long)v);
+    }
+}
+
+static void fit_displs(const MPI_Aint in[], int n, int out[], const char *name, int *unfit)
+{
+    for (int i = 0; i < n; i++) {
+        MPI_Aint v = in[i];
+        out[i] = v < INT_MIN || v > INT_MAX ? 0 : (int)v;
+        if ((v < INT_MIN || v > INT_MAX) && *unfit == MPI_SUCCESS)
+            *unfit = xchg_error_code(MPI_ERR_COUNT, "%s[%d] is %lld, outside the int range of "
+                                     "displacements xchg's algorithms address; auto passes "
+                                     "such a call to MPI_Neighbor_alltoallv_c", name, i,
+                                     (long long)v);
+    }
+}
+
+/* The int copies (NULL arrays stay NULL, for the checks to name them) of
+ * a call on a graph of in/out degrees; *unfit as above, or no memory. */
+static int *convert_c(const MPI_Count sc[], const MPI_Aint sd[], const MPI_Count rc[],
+                      const MPI_Aint rd[], int in, int out, int *arrays[4], int *unfit)
+{
+    int *mem = malloc(sizeof(int) * 2 * (size_t)(in + out + 1));
+    *unfit = MPI_SUCCESS;
+    if (!mem) {
+        *unfit = xchg_error_code(MPI_ERR_NO_MEM, "out of memory for the int copies of the "
+                                 "large-count arrays");
+        return NULL;
+    }
+    arrays[0] = sc ? mem : NULL;
+    arrays[1] = sd ? mem + out : NULL;
+    arrays[2] = rc ? mem + 2 * out : NULL;
+    arrays[3] = rd ? mem + 2 * out + in : NULL;
+    if (sc)
+        fit_counts(sc, out, arrays[0], "sendcounts", unfit);
+    if (sd)
+        fit_displs(sd, out, arrays[1], "sdispls", unfit);
+    if (rc)
+        fit_counts(rc, in, arrays[2], "recvcounts", unfit);
+    if (rd)
+        fit_displs(rd, in, arrays[3], "rdispls", unfit);
+    return mem;
+}
+
+/* Some rank's values (rank who's, at least) do not fit in int: auto
+ * passes the call to MPI_Neighbor_alltoallv_c on the private communicator
+ * (which keeps the topology); a forced algorithm fails on every rank. */
+static int unfit_c(xchg_comm_state *cs, xchg_neighbor_algo algo, int from_env, int unfit,
+                   int who, const void *sendbuf, const MPI_Count sendcounts[],
+                   const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                   const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                   MPI_Datatype recvtype)
+{
+    int rc = resolve_algo(&cs->settings, algo, from_env, &algo);
+    if (rc != MPI_SUCCESS)
+        return rc; /* agreed (the settings are), or a bad algo argument */
+    if (algo != XCHG_NEIGHBOR_AUTO)
+        return unfit != MPI_SUCCESS
+                   ? unfit /* this rank's own message, naming the argument */
+                   : xchg_error_code(MPI_ERR_COUNT, "xchg_neighbor_alltoallv_c: rank %d cannot "
+                                     "give its counts and displacements to %s as int (its "
+                                     "own error names the value; auto would pass the call "
+                                     "to MPI_Neighbor_alltoallv_c); no rank exchanged", who,
+                                     xchg_neighbor_algo_name(algo));
+    rc = PMPI_Neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                   rdispls, recvtype, cs->pcomm);
+    record_stats(cs, XCHG_NEIGHBOR_INVALID, 0);
+    cs->last.passed_to_mpi = 1;
+    return rc;
+}
+
+static int run_c(xchg_neighbor_algo algo, int from_env, const void *sendbuf,
+                 const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype,
+                 void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                 MPI_Datatype recvtype, MPI_Comm comm)
+{
+    int mpi_rc = xchg_mpi_check(comm); /* first: the running MPI is ours */
+    if (mpi_rc != MPI_SUCCESS)
+        return mpi_rc;
+    xchg_comm_state *cs = NULL;
+    int rc = enter(comm, &cs);
+    if (rc != MPI_SUCCESS)
+        return xchg_raise(comm, rc);
+    xchg_nb_drain(cs);
+    xchg_nbr_graph g; /* the degrees (local, cheap) */
+    int unfit = xchg_nbr_graph_read(comm, &g), *arrays[4] = {NULL, NULL, NULL, NULL};
+    int *mem = unfit == MPI_SUCCESS ? convert_c(sendcounts, sdispls, recvcounts, rdispls,
+                                                g.indegree, g.outdegree, arrays, &unfit)
+                                    : NULL;
+    xchg_nbr_graph_free(&g);
+    int64_t v = unfit != MPI_SUCCESS ? (int64_t)(cs->size - cs->rank) : 0, all = 0;
+    rc = xchg_mpi_allreduce(&v, &all, 1, MPI_INT64_T, MPI_MAX, cs->pcomm);
+    if (rc == MPI_SUCCESS && !all) { /* every rank's fit: the int call */
+        rc = run(algo, from_env, sendbuf, arrays[0], arrays[1], sendtype, recvbuf, arrays[2],
+                 arrays[3], recvtype, comm); /* raised there */
+        free(mem);
+        return rc;
+    }
+    free(mem);
+    if (rc != MPI_SUCCESS)
+        return xchg_raise(comm, rc);
+    return xchg_raise(comm, unfit_c(cs, algo, from_env, unfit, cs->size - (int)all, sendbuf,
+                                    sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                    rdispls, recvtype));
+}
+
+int xchg_neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                              const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                              const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                              MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return run_c(XCHG_NEIGHBOR_AUTO, 1, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                 recvcounts, rdispls, recvtype, comm);
+}
+
+int xchg_neighbor_alltoallv_algo_c(xchg_neighbor_algo algo, const void *sendbuf,
+                                   const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                                   MPI_Datatype sendtype, void *recvbuf,
+                                   const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                                   MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return run_c(algo, 0, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                 recvtype, comm);
+}
+#endif /* XCHG_HAVE_LARGE_COUNT */

@@ -1,0 +1,630 @@
+/*
+ * locality.c - "locality": the blocks a rank sends to the ranks of one
+ * other node travel as one aggregate message to one partner on that node,
+ * which hands each block on to its destination inside the node; blocks
+ * inside a node go directly. The locality-aware neighbour exchange of MPI
+ * Advance (Collom et al., 2023) in its two-step form, one partner per
+ * (rank, node) pair: rank s sends to node b through the rank of b whose
+ * index inside b is s's index inside its node modulo b's size, so the
+ * partners of one node share the load of its incoming aggregates.
+ *
+ * A rank then sends one message per other node it has neighbours on
+ * instead of one per neighbour block: fewer inter-node messages where a
+ * node's ranks share neighbours (stencils on a process grid, SpMV with
+ * clustered columns), for one more intra-node hop and two copies.
+ *
+ * The analysis, once per communicator (xchg_neighbor_locality_analyse,
+ * collective): the node of every rank (shared-memory nodes, or blocks of
+ * XCHG_RANKS_PER_NODE ranks), and by one MPI_Alltoall which ranks send
+ * this rank aggregates. It depends on the graph only, not on counts:
+ * every structural block travels, a zero-size one as a zero-length entry,
+ * so both ends of every message know it exists whatever the counts.
+ *
+ * One exchange:
+ *   1. receives of the blocks from this node posted; the aggregates sent
+ *      (a header of (destination, bytes) per block, then the packed
+ *      blocks, in send-block order); the blocks to this node sent;
+ *   2. each aggregate received (probed: its size varies with the counts)
+ *      and its blocks appended to one forward message per destination,
+ *      senders in ascending order, each sender's blocks in its order;
+ *      the forward messages sent;
+ *   3. each forward message received (probed) and unpacked into the
+ *      receive blocks it carries: those from the other nodes routed
+ *      through that partner, by sender, then in the sender's block order
+ *      (Cartesian: block i receives the sender's block i ^ 1, as direct's
+ *      tags do). A forward message of another length than its blocks
+ *      expect is an error (MPI_ERR_TRUNCATE), nothing unpacked from it.
+ * All sends are nonblocking and posted before any receive that waits, so
+ * no rank waits on one that waits on it. Messages are limited to 2^31-1
+ * bytes (MPI_ERR_COUNT beyond).
+ */
+#include "neighbor_internal.h"
+
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct loc_analysis {
+    int P, N;                 /* ranks, nodes */
+    int *node_of, *local_of;  /* per rank: its node, its index inside it */
+    int *first, *members;     /* node n's ranks, ascending: members[first[n] .. first[n+1]) */
+    int nsrc, *srcs;          /* ranks whose aggregates come here, ascending */
+    char *forward_to;         /* per index inside this node: it gets a forward from here */
+    xchg_nbr_stats stats;
+} loc_analysis;
+
+void xchg_neighbor_locality_analysis_free(void *p)
+{
+    loc_analysis *a = p;
+    if (!a)
+        return;
+    free(a->node_of); /* one allocation: node_of, local_of, first, members */
+    free(a->srcs); /* one allocation: srcs, forward_to */
+    free(a);
+}
+
+const xchg_nbr_stats *xchg_neighbor_locality_stats(const void *analysis)
+{
+    return &((const loc_analysis *)analysis)->stats;
+}
+
+/* The partner on node b of rank s. */
+static int partner(const loc_analysis *a, int s, int b)
+{
+    int size = a->first[b + 1] - a->first[b];
+    return a->members[a->first[b] + a->local_of[s] % size];
+}
+
+/* leader[r]: the lowest rank of r's node, for every rank. */
+static int node_leaders(xchg_nbr_call *c, int *leader)
+{
+    long k = c->cs->settings.ranks_per_node;
+    if (k > 0) {
+        for (int r = 0; r < c->size; r++)
+            leader[r] = (int)((r / k) * k);
+        return MPI_SUCCESS;
+    }
+    MPI_Comm node = MPI_COMM_NULL;
+    int mine = c->rank;
+    int err = MPI_Comm_split_type(c->comm, MPI_COMM_TYPE_SHARED, c->rank, MPI_INFO_NULL, &node);
+    if (err == MPI_SUCCESS) { /* key = rank: the node's rank 0 is its lowest */
+        err = xchg_mpi_bcast(&mine, 1, MPI_INT, 0, node);
+        MPI_Comm_free(&node); /* the map is all it is needed for */
+    }
+    int rc = xchg_mpi_allgather(&mine, 1, MPI_INT, leader, 1, MPI_INT, c->comm);
+    return err != MPI_SUCCESS ? err : rc;
+}
+
+/* Node ids in order of their lowest rank, members ascending. */
+static void maps_build(loc_analysis *a, const int *leader)
+{
+    const int P = a->P;
+    a->N = 0;
+    for (int r = 0; r < P; r++)
+        a->node_of[r] = leader[r] == r ? a->N++ : a->node_of[leader[r]];
+    memset(a->first, 0, sizeof(int) * (size_t)(a->N + 1));
+    for (int r = 0; r < P; r++)
+        a->first[a->node_of[r] + 1]++;
+    for (int n = 0; n < a->N; n++)
+        a->first[n + 1] += a->first[n];
+    int *fill = (int *)leader; /* reused: next free slot per node */
+    memcpy(fill, a->first, sizeof(int) * (size_t)a->N);
+    for (int r = 0; r < P; r++) {
+        int n = a->node_of[r];
+        a->local_of[r] = fill[n] - a->first[n];
+        a->members[fill[n]++] = r;
+    }
+}
+
+static int is_remote(const loc_analysis *a, int me, int peer)
+{
+    return peer != MPI_PROC_NULL && a->node_of[peer] != a->node_of[me];
+}
+
+/* Which ranks send aggregates here and which ranks of this node expect a
+ * forward message from here (one MPI_Alltoall of two flags per pair: "I
+ * send you an aggregate", "I expect a forward from you"), so both ends of
+ * every message know it from the graph alone; and the agreed statistics
+ * (one MPI_Allreduce). */
+static int census(xchg_nbr_call *c, loc_analysis *a)
+{
+    const int P = a->P, me = c->rank, node = a->node_of[me];
+    int *out = calloc(4 * (size_t)P, sizeof(int)), *in = out ? out + 2 * P : NULL;
+    int err = out ? MPI_SUCCESS : xchg_error_code(MPI_ERR_NO_MEM, "locality: no memory "
+                                                  "for the census");
+    double v[3] = {0, 0, 0};
+    for (int j = 0; out && j < c->g->outdegree; j++) {
+        int d = c->g->dests[j];
+        if (!is_remote(a, me, d))
+            continue;
+        int p = partner(a, me, a->node_of[d]);
+        v[0] += 1;
+        v[1] += !out[2 * p];
+        v[2] += (double)c->sendcounts[j] * c->st.size;
+        out[2 * p] = 1;
+    }
+    for (int i = 0; out && i < c->g->indegree; i++)
+        if (is_remote(a, me, c->g->sources[i]))
+            out[2 * partner(a, c->g->sources[i], node) + 1] = 1;
+    err = xchg_agree_errors(c->comm, me, P, err, "locality: the census");
+    if (err != MPI_SUCCESS) {
+        free(out);
+        return err;
+    }
+    int rc = xchg_mpi_alltoall(out, 2, MPI_INT, in, 2, MPI_INT, c->comm);
+    if (rc == MPI_SUCCESS)
+        rc = xchg_mpi_allreduce(MPI_IN_PLACE, v, 3, MPI_DOUBLE, MPI_SUM, c->comm);
+    const int L = a->first[node + 1] - a->first[node];
+    a->nsrc = 0;
+    for (int s = 0; rc == MPI_SUCCESS && s < P; s++)
+        if (in[2 * s])
+            out[a->nsrc++] = s; /* out is free again: the list, compacted */
+    a->srcs = rc == MPI_SUCCESS ? malloc(sizeof(int) * (size_t)(a->nsrc + 1) + (size_t)L + 1)
+                                : NULL;
+    if (a->srcs) {
+        memcpy(a->srcs, out, sizeof(int) * (size_t)a->nsrc);
+        a->forward_to = (char *)(a->srcs + a->nsrc + 1);
+        for (int l = 0; l < L; l++)
+            a->forward_to[l] = (char)(in[2 * a->members[a->first[node] + l] + 1] != 0);
+    } else if (rc == MPI_SUCCESS) { /* after the collectives: this rank cannot go on */
+        rc = xchg_error_code(MPI_ERR_NO_MEM, "locality: no memory for its sources");
+    }
+    a->stats.remote_blocks = v[0] / P;
+    a->stats.remote_nodes = v[1] / P;
+    a->stats.remote_bytes = v[2] / P;
+    free(out);
+    return rc;
+}
+
+int xchg_neighbor_locality_analyse(xchg_nbr_call *c, void **out)
+{
+    const int P = c->size;
+    *out = NULL;
+    loc_analysis *a = calloc(1, sizeof *a);
+    int *leader = malloc(sizeof(int) * (size_t)P);
+    if (a) {
+        a->P = P;
+        a->node_of = malloc(sizeof(int) * (4 * (size_t)P + 1));
+    }
+    int err = a && leader && a->node_of ? MPI_SUCCESS
+              : xchg_error_code(MPI_ERR_NO_MEM, "locality: no memory for the node map");
+    err = xchg_agree_errors(c->comm, c->rank, P, err, "locality: the node map");
+    if (err == MPI_SUCCESS)
+        err = xchg_agree_errors(c->comm, c->rank, P, node_leaders(c, leader),
+                                "locality: the node map");
+    if (err == MPI_SUCCESS) {
+        a->local_of = a->node_of + P;
+        a->first = a->local_of + P;
+        a->members = a->first + P + 1;
+        maps_build(a, leader);
+        err = census(c, a);
+    }
+    free(leader);
+    if (err != MPI_SUCCESS) {
+        xchg_neighbor_locality_analysis_free(a);
+        return err;
+    }
+    *out = a;
+    return MPI_SUCCESS;
+}
+
+/* ---- one exchange ---- */
+
+typedef struct loc_run {
+    xchg_nbr_call *c;
+    const loc_analysis *a;
+    int me, node, err;      /* err: the first error; the exchange goes on */
+    MPI_Request *req;       /* local receives, then every send */
+    int *from;              /* per request: its receive block, -1 a send */
+    int n, cap;
+    char **bufs;            /* buffers to free at the end */
+    size_t *bufs_b;
+    int nbufs;
+    char *sink;             /* a message that is not received into place */
+} loc_run;
+
+static void fail(loc_run *x, int e)
+{
+    if (x->err == MPI_SUCCESS)
+        x->err = e;
+}
+
+/* Temporary memory, counted and kept until the end; over the limit it is
+ * still taken (a rank that stopped here would leave its partners
+ * waiting) and the limit's error returned at the end. */
+static char *take(loc_run *x, size_t bytes, const char *what)
+{
+    xchg_call *m = &x->c->mem;
+    int e = MPI_SUCCESS;
+    char *p = xchg_temp_alloc(m, bytes, what, &e);
+    if (!p && m->temp_limit != SIZE_MAX) {
+        size_t limit = m->temp_limit;
+        m->temp_limit = SIZE_MAX;
+        int e2 = MPI_SUCCESS;
+        p = xchg_temp_alloc(m, bytes, what, &e2);
+        m->temp_limit = limit;
+    }
+    fail(x, e);
+    if (p) {
+        x->bufs[x->nbufs] = p;
+        x->bufs_b[x->nbufs++] = bytes;
+    }
+    return p;
+}
+
+static int request_slot(loc_run *x, int from)
+{
+    x->from[x->n] = from;
+    return x->n++;
+}
+
+static int64_t block_bytes(const int *counts, int i, const xchg_typeinfo *t)
+{
+    return (int64_t)counts[i] * t->size;
+}
+
+/* 1a. Receives of the blocks from this node. */
+static void post_local_receives(loc_run *x)
+{
+    const xchg_nbr_call *c = x->c;
+    for (int i = 0; i < c->g->indegree && x->err == MPI_SUCCESS; i++) {
+        int s = c->g->sources[i];
+        if (s == MPI_PROC_NULL || is_remote(x->a, x->me, s) ||
+            block_bytes(c->recvcounts, i, &c->rt) == 0)
+            continue;
+        int k = request_slot(x, i);
+        fail(x, MPI_Irecv(xchg_block_addr(c->recvbuf, c->rdispls[i], &c->rt), c->recvcounts[i],
+                          c->rt.type, s, xchg_nbr_recv_tag(c->g, XCHG_NEIGHBOR_TAG_LOCAL, i),
+                          c->comm, &x->req[k]));
+    }
+}
+
+/* 1b. The blocks to this node, directly. */
+static void send_local(loc_run *x)
+{
+    const xchg_nbr_call *c = x->c;
+    for (int j = 0; j < c->g->outdegree && x->err == MPI_SUCCESS; j++) {
+        int d = c->g->dests[j];
+        if (d == MPI_PROC_NULL || is_remote(x->a, x->me, d) ||
+            block_bytes(c->sendcounts, j, &c->st) == 0)
+            continue;
+        int k = request_slot(x, -1);
+        fail(x, MPI_Isend(xchg_block_addr(c->sendbuf, c->sdispls[j], &c->st), c->sendcounts[j],
+                          c->st.type, d, xchg_nbr_send_tag(c->g, XCHG_NEIGHBOR_TAG_LOCAL, j),
+                          c->comm, &x->req[k]));
+    }
+}
+
+/* 1c. One aggregate to the partner on node b: header, then the blocks. */
+static void send_aggregate(loc_run *x, int b)
+{
+    const xchg_nbr_call *c = x->c;
+    int64_t n = 0, data = 0;
+    for (int j = 0; j < c->g->outdegree; j++)
+        if (is_remote(x->a, x->me, c->g->dests[j]) && x->a->node_of[c->g->dests[j]] == b) {
+            n++;
+            data += block_bytes(c->sendcounts, j, &c->st);
+        }
+    int64_t total = 8 * (1 + 2 * n) + data;
+    if (total > INT_MAX) {
+        fail(x, xchg_error_code(MPI_ERR_COUNT, "locality: rank %d's aggregate to node %d "
+                                "would be %lld bytes, over 2^31-1", x->me, b, (long long)total));
+        total = 8, n = 0; /* an empty aggregate: the partner still gets one */
+    }
+    char *buf = take(x, (size_t)total, "locality: an aggregate");
+    if (!buf)
+        return fail(x, xchg_error_code(MPI_ERR_NO_MEM, "locality: no memory"));
+    int64_t *h = (int64_t *)buf;
+    char *out = buf + 8 * (1 + 2 * n);
+    h[0] = n;
+    int64_t e = 0;
+    for (int j = 0; j < c->g->outdegree && e < n; j++) {
+        int d = c->g->dests[j];
+        if (!is_remote(x->a, x->me, d) || x->a->node_of[d] != b)
+            continue;
+        int64_t bytes = block_bytes(c->sendcounts, j, &c->st);
+        h[1 + 2 * e] = d;
+        h[2 + 2 * e++] = bytes;
+        if (bytes > 0)
+            fail(x, xchg_pack_block(c->sendbuf, c->sdispls[j], c->sendcounts[j], &c->st, out));
+        out += bytes;
+    }
+    int k = request_slot(x, -1);
+    fail(x, MPI_Isend(buf, (int)total, MPI_BYTE, partner(x->a, x->me, b),
+                      XCHG_NEIGHBOR_TAG_AGGREGATE, c->comm, &x->req[k]));
+}
+
+static void send_aggregates(loc_run *x)
+{
+    const xchg_nbr_call *c = x->c;
+    char *seen = (char *)take(x, (size_t)x->a->N + 1, "locality: nodes seen");
+    if (!seen)
+        return fail(x, xchg_error_code(MPI_ERR_NO_MEM, "locality: no memory"));
+    memset(seen, 0, (size_t)x->a->N + 1);
+    for (int j = 0; j < c->g->outdegree; j++) {
+        int d = c->g->dests[j];
+        if (!is_remote(x->a, x->me, d) || seen[x->a->node_of[d]])
+            continue;
+        seen[x->a->node_of[d]] = 1;
+        send_aggregate(x, x->a->node_of[d]);
+    }
+}
+
+/* A probed message from src with tag, received whole into new memory. */
+static char *receive_probed(loc_run *x, int src, int tag, int *bytes)
+{
+    MPI_Status st;
+    *bytes = 0;
+    int rc = xchg_mpi_probe(src, tag, x->c->comm, &st);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Get_count(&st, MPI_BYTE, bytes);
+    char *buf = rc == MPI_SUCCESS ? take(x, (size_t)*bytes + 1, "locality: a message") : NULL;
+    if (rc == MPI_SUCCESS && !buf) {
+        buf = x->sink; /* drained: a zero-count receive matches it whole */
+        *bytes = -1;
+        rc = xchg_error_code(MPI_ERR_NO_MEM, "locality: no memory");
+    }
+    if (buf)
+        fail(x, xchg_mpi_recv(buf, *bytes < 0 ? 0 : *bytes, MPI_BYTE, src, tag, x->c->comm,
+                              MPI_STATUS_IGNORE));
+    fail(x, rc);
+    return *bytes < 0 ? NULL : buf;
+}
+
+/* An aggregate's header is well formed: entries fit, destinations here. */
+static int header_ok(const loc_run *x, const char *buf, int bytes)
+{
+    if (bytes < 8)
+        return 0;
+    const int64_t *h = (const int64_t *)buf;
+    int64_t n = h[0], data = 0;
+    if (n < 0 || n > (bytes - 8) / 16)
+        return 0;
+    for (int64_t e = 0; e < n; e++) {
+        int64_t d = h[1 + 2 * e], b = h[2 + 2 * e];
+        if (d < 0 || d >= x->a->P || x->a->node_of[d] != x->node ||
+            !x->a->forward_to[x->a->local_of[d]] || b < 0)
+            return 0;
+        data += b;
+    }
+    return 8 * (1 + 2 * n) + data == bytes;
+}
+
+/* 2. The aggregates received and forwarded: one message per destination
+ * of this node that any of them names. */
+static void forward(loc_run *x)
+{
+    const loc_analysis *a = x->a;
+    const int L = a->first[x->node + 1] - a->first[x->node];
+    char **agg = (char **)take(x, sizeof(char *) * (size_t)(a->nsrc + 1), "locality: aggregates");
+    int64_t *fwd = (int64_t *)take(x, sizeof(int64_t) * 2 * (size_t)L, "locality: forwards");
+    if (!agg || !fwd)
+        return fail(x, xchg_error_code(MPI_ERR_NO_MEM, "locality: no memory"));
+    int64_t *fill = fwd + L;
+    for (int l = 0; l < L; l++)
+        fwd[l] = a->forward_to[l] ? 0 : -1; /* -1: no forward message; else its bytes */
+    for (int k = 0; k < a->nsrc; k++) {
+        int bytes;
+        agg[k] = receive_probed(x, a->srcs[k], XCHG_NEIGHBOR_TAG_AGGREGATE, &bytes);
+        if (agg[k] && !header_ok(x, agg[k], bytes)) {
+            fail(x, xchg_error_code(MPI_ERR_INTERN, "locality: a malformed aggregate from "
+                                    "rank %d", a->srcs[k]));
+            agg[k] = NULL;
+        }
+        const int64_t *h = (const int64_t *)agg[k];
+        for (int64_t e = 0; h && e < h[0]; e++) {
+            fwd[a->local_of[h[1 + 2 * e]]] += h[2 + 2 * e];
+        }
+    }
+    char **out = (char **)take(x, sizeof(char *) * (size_t)L, "locality: forwards");
+    for (int l = 0; out && l < L; l++) {
+        out[l] = NULL;
+        fill[l] = 0;
+        if (fwd[l] > INT_MAX) {
+            fail(x, xchg_error_code(MPI_ERR_COUNT, "locality: a forward message of %lld bytes, "
+                                    "over 2^31-1", (long long)fwd[l]));
+            fwd[l] = 0; /* sent empty: its receiver reports the length */
+        }
+        if (fwd[l] >= 0 && !(out[l] = take(x, (size_t)fwd[l] + 1, "locality: a forward")))
+            fwd[l] = 0, out[l] = x->sink;
+    }
+    if (!out)
+        return fail(x, xchg_error_code(MPI_ERR_NO_MEM, "locality: no memory"));
+    for (int k = 0; k < a->nsrc; k++) { /* senders ascending, each in its order */
+        const int64_t *h = (const int64_t *)agg[k];
+        const char *data = agg[k] ? agg[k] + 8 * (1 + 2 * h[0]) : NULL;
+        for (int64_t e = 0; h && e < h[0]; e++) {
+            int l = a->local_of[h[1 + 2 * e]];
+            int64_t b = h[2 + 2 * e];
+            if (out[l] != x->sink && fill[l] + b <= fwd[l])
+                memcpy(out[l] + fill[l], data, (size_t)b);
+            fill[l] += b;
+            data += b;
+        }
+    }
+    for (int l = 0; l < L; l++) {
+        if (fwd[l] < 0)
+            continue;
+        xchg_charge_copy((size_t)fwd[l]);
+        int k = request_slot(x, -1);
+        fail(x, MPI_Isend(out[l], (int)fwd[l], MPI_BYTE, a->members[a->first[x->node] + l],
+                          XCHG_NEIGHBOR_TAG_FORWARD, x->c->comm, &x->req[k]));
+    }
+}
+
+/* A receive block from another node, for the order of its forward. */
+typedef struct routed {
+    int partner, source, key, block;
+} routed;
+
+static int routed_cmp(const void *p, const void *q)
+{
+    const routed *u = p, *v = q;
+    if (u->partner != v->partner)
+        return u->partner < v->partner ? -1 : 1;
+    if (u->source != v->source)
+        return u->source < v->source ? -1 : 1;
+    return (u->key > v->key) - (u->key < v->key);
+}
+
+/* 3b. One partner's forward message unpacked into blocks r[0..n). */
+static void unpack_forward(loc_run *x, const routed *r, int n)
+{
+    const xchg_nbr_call *c = x->c;
+    int64_t want = 0;
+    for (int k = 0; k < n; k++)
+        want += block_bytes(c->recvcounts, r[k].block, &c->rt);
+    int bytes;
+    const char *in = receive_probed(x, r[0].partner, XCHG_NEIGHBOR_TAG_FORWARD, &bytes);
+    if (in && bytes != want) {
+        fail(x, xchg_error_code(MPI_ERR_TRUNCATE, "locality: rank %d receives %d bytes through "
+                                "rank %d where its receive blocks from the ranks routed "
+                                "there (the first: block %d, from rank %d) hold %lld", x->me,
+                                bytes, r[0].partner, r[0].block, r[0].source, (long long)want));
+        return;
+    }
+    for (int k = 0; in && k < n; k++) {
+        int i = r[k].block;
+        if (c->recvcounts[i] > 0 && c->rt.size > 0)
+            fail(x, xchg_unpack_block(in, c->recvbuf, c->rdispls[i], c->recvcounts[i], &c->rt));
+        in += block_bytes(c->recvcounts, i, &c->rt);
+    }
+}
+
+/* 3. The forward messages: from each partner that carries blocks here. */
+static void receive_forwards(loc_run *x)
+{
+    const xchg_nbr_call *c = x->c;
+    routed *r = (routed *)take(x, sizeof(routed) * (size_t)(c->g->indegree + 1),
+                               "locality: receive order");
+    if (!r)
+        return fail(x, xchg_error_code(MPI_ERR_NO_MEM, "locality: no memory"));
+    int n = 0;
+    for (int i = 0; i < c->g->indegree; i++) {
+        int s = c->g->sources[i];
+        if (!is_remote(x->a, x->me, s))
+            continue;
+        /* the sender's block that lands here: i (graphs), i ^ 1 (Cartesian) */
+        r[n++] = (routed){partner(x->a, s, x->node), s, c->g->topo == MPI_CART ? i ^ 1 : i, i};
+    }
+    qsort(r, (size_t)n, sizeof *r, routed_cmp);
+    for (int k = 0; k < n;) {
+        int m = k;
+        while (m < n && r[m].partner == r[k].partner)
+            m++;
+        unpack_forward(x, r + k, m - k);
+        k = m;
+    }
+}
+
+int xchg_neighbor_locality(xchg_nbr_call *c)
+{
+    const xchg_nbr_graph *g = c->g;
+    loc_run x = {.c = c, .a = c->analysis, .me = c->rank};
+    if (!x.a)
+        return xchg_error_code(MPI_ERR_INTERN, "locality: run without its analysis");
+    x.node = x.a->node_of[x.me];
+    x.cap = g->indegree + g->outdegree + x.a->N + x.a->first[x.node + 1] - x.a->first[x.node] + 1;
+    int nbufs = x.a->N + x.a->nsrc + 3 * (x.a->first[x.node + 1] - x.a->first[x.node]) + 16;
+    x.bufs = malloc(sizeof(char *) * (size_t)nbufs);
+    x.bufs_b = malloc(sizeof(size_t) * (size_t)nbufs);
+    x.req = malloc(sizeof(MPI_Request) * (size_t)x.cap);
+    x.from = malloc(sizeof(int) * (size_t)x.cap);
+    char sink[1];
+    x.sink = sink;
+    int rc = MPI_SUCCESS;
+    if (!x.bufs || !x.bufs_b || !x.req || !x.from) {
+        rc = xchg_error_code(MPI_ERR_NO_MEM, "locality: no memory for its requests");
+    } else {
+        post_local_receives(&x);
+        send_aggregates(&x);
+        send_local(&x);
+        forward(&x);
+        receive_forwards(&x);
+        rc = xchg_nbr_complete(c, x.n, x.req, x.from, NULL, "locality");
+    }
+    for (int k = 0; x.bufs && k < x.nbufs; k++)
+        xchg_temp_free(&c->mem, x.bufs[k], x.bufs_b[k]);
+    free(x.bufs);
+    free(x.bufs_b);
+    free(x.req);
+    free(x.from);
+    return x.err != MPI_SUCCESS ? x.err : rc;
+}
+
+/* Persistent: the analysis is the communicator's (made at init); each
+ * start runs the exchange as a coroutine (src/progress/queue.c), which
+ * posts what it can at once and goes on in xchg_test/xchg_wait. */
+typedef struct loc_plan {
+    xchg_nbr_call *c;
+    xchg_nb *nb;
+    int rc;
+} loc_plan;
+
+static int loc_body(void *p)
+{
+    loc_plan *lp = p;
+    return xchg_neighbor_locality(lp->c);
+}
+
+static int loc_pinit(xchg_nbr_call *c, void **plan)
+{
+    loc_plan *lp = calloc(1, sizeof *lp);
+    if (!lp)
+        return xchg_error_code(MPI_ERR_NO_MEM, "locality: no memory for the persistent plan");
+    lp->c = c;
+    *plan = lp;
+    return MPI_SUCCESS;
+}
+
+static int loc_pstart(xchg_nbr_call *c, void *p)
+{
+    loc_plan *lp = p;
+    lp->rc = MPI_SUCCESS;
+    if (xchg_nb_start(c->cs, loc_body, lp, &lp->nb) != MPI_SUCCESS) {
+        lp->nb = NULL; /* no memory for a coroutine: the exchange runs here */
+        lp->rc = xchg_neighbor_locality(c);
+    }
+    return MPI_SUCCESS;
+}
+
+static int loc_pdone(loc_plan *lp, int rc)
+{
+    xchg_nb_free(lp->nb);
+    lp->nb = NULL;
+    return rc;
+}
+
+static int loc_ptest(xchg_nbr_call *c, void *p, int *flag)
+{
+    (void)c;
+    loc_plan *lp = p;
+    if (!lp->nb) {
+        *flag = 1;
+        return lp->rc;
+    }
+    int rc = xchg_nb_test(lp->nb, flag);
+    return *flag ? loc_pdone(lp, rc) : rc;
+}
+
+static int loc_pwait(xchg_nbr_call *c, void *p)
+{
+    (void)c;
+    loc_plan *lp = p;
+    return lp->nb ? loc_pdone(lp, xchg_nb_wait(lp->nb)) : lp->rc;
+}
+
+static int loc_pfree(xchg_nbr_call *c, void *p)
+{
+    (void)c;
+    loc_plan *lp = p;
+    if (lp)
+        xchg_nb_free(lp->nb);
+    free(lp);
+    return MPI_SUCCESS;
+}
+
+const xchg_nbr_persist_ops xchg_neighbor_locality_persist = {
+    loc_pinit, loc_pstart, loc_ptest, loc_pwait, loc_pfree,
+};
