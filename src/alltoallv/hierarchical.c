@@ -515,6 +515,7 @@ static int leaders_exchange(hier_run *x)
     int err = MPI_SUCCESS;
     if (leader) {
         int nr = 0;
+        size_t unpack_pieces = 0, unpack_bytes = 0;
         const int64_t *rp = rmsg;
         for (int M = 0; M < N && err == MPI_SUCCESS; M++) {
             int LM = first[M + 1] - first[M], k = 0;
@@ -529,6 +530,9 @@ static int leaders_exchange(hier_run *x)
             rp += 2 + (size_t)LM * L;
             if (t == 0 || x->node_lost != MPI_SUCCESS) /* node_lost: drained below */
                 continue;
+            for (int q = 0; q < k; q++)
+                unpack_pieces += rlen[q] > 0;
+            unpack_bytes += (size_t)t;
             MPI_Datatype ty;
             err = MPI_Type_create_hindexed(k, rlen, rdtmp, MPI_BYTE, &ty);
             if (err == MPI_SUCCESS && (err = MPI_Type_commit(&ty)) == MPI_SUCCESS) {
@@ -542,6 +546,13 @@ static int leaders_exchange(hier_run *x)
                 t += slen[(size_t)M * L + l];
             if (t == 0)
                 continue;
+            /* MPI packs the members' segments into one message (and
+             * unpacks the received ones below): charged in simulation as
+             * explicit copies would be (SMPI does not) */
+            size_t pieces = 0;
+            for (int l = 0; l < L; l++)
+                pieces += slen[(size_t)M * L + l] > 0;
+            xchg_charge_copies(pieces, (size_t)t);
             MPI_Datatype ty;
             err = MPI_Type_create_hindexed(L, slen + (size_t)M * L, sdisp + (size_t)M * L,
                                            MPI_BYTE, &ty);
@@ -569,6 +580,7 @@ static int leaders_exchange(hier_run *x)
             }
         }
         int werr = xchg_waitall(c, nr, req);
+        xchg_charge_copies(unpack_pieces, unpack_bytes);
         if (err == MPI_SUCCESS)
             err = werr;
         if (err != MPI_SUCCESS)

@@ -37,12 +37,21 @@ int xchg_unpack_block(const void *in, void *buf, int disp, int count,
  * XCHG_SIM_COPY_GBPS say otherwise). Every copy site calls it once per
  * copy; the pack/unpack/self-copy helpers above already do. Free on real
  * MPI. */
+/* The same for `calls` pieces of `bytes` bytes in all: what MPI's datatype
+ * engine does when it packs or unpacks a non-contiguous message (an
+ * hindexed send or receive of the node-aware algorithms), which SMPI
+ * itself does not charge. */
 #ifdef XCHG_SMPI
 void xchg_charge_copy(size_t bytes);
+void xchg_charge_copies(size_t calls, size_t bytes);
 #else
 static inline void xchg_charge_copy(size_t bytes)
 {
     (void)bytes;
+}
+static inline void xchg_charge_copies(size_t calls, size_t bytes)
+{
+    (void)calls, (void)bytes;
 }
 #endif
 

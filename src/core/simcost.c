@@ -38,7 +38,7 @@ static double env_double(const char *name, double dflt, int positive)
 static int cost_ready;
 static double cost_per_call_s, cost_per_byte_s;
 
-void xchg_charge_copy(size_t bytes)
+void xchg_charge_copies(size_t calls, size_t bytes)
 {
     if (!cost_ready) {
         cost_per_call_s = env_double("XCHG_SIM_COPY_NS", XCHG_SIM_COPY_NS_DEFAULT, 0) * 1e-9;
@@ -46,12 +46,17 @@ void xchg_charge_copy(size_t bytes)
                                             XCHG_SIM_COPY_GBPS_DEFAULT, 1) * 1e9);
         cost_ready = 1;
     }
-    double seconds = cost_per_call_s + (double)bytes * cost_per_byte_s;
+    double seconds = (double)calls * cost_per_call_s + (double)bytes * cost_per_byte_s;
     /* smpi_execute() would scale by smpi/host-speed (the speed of the
      * machine running the simulation) and drop anything under
      * smpi/cpu-threshold (1 us); flops at this simulated core's speed give
      * exactly `seconds`. */
     if (seconds > 0)
         smpi_execute_flops(seconds * sg_host_get_speed(sg_host_self()));
+}
+
+void xchg_charge_copy(size_t bytes)
+{
+    xchg_charge_copies(1, bytes);
 }
 #endif
