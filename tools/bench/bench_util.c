@@ -141,6 +141,29 @@ int bench_opt_name(const char *arg, char *name, size_t n, const char **eq)
     return 0;
 }
 
+int bench_next_opt(int argc, char **argv, int *i, const char *const valued[], size_t n,
+                   char name[64], const char **val)
+{
+    const char *arg = argv[*i], *eq;
+    *val = NULL;
+    if (bench_opt_name(arg, name, 64, &eq))
+        return -1;
+    if (!strcmp(name, "--check") || !strcmp(name, "--quiet") || !strcmp(name, "--help"))
+        return eq ? bench_bad("%s takes no value", name) : 0;
+    int known = 0;
+    for (size_t k = 0; k < n; k++)
+        known |= strcmp(name, valued[k]) == 0;
+    if (!known)
+        return bench_bad("unknown option '%s'", arg);
+    if (eq)
+        *val = eq + 1;
+    else if (*i + 1 < argc)
+        *val = argv[++*i];
+    else
+        return bench_bad("%s needs a value", name);
+    return 0;
+}
+
 int bench_parse_long(const char *opt, const char *s, long min, long max, long *out)
 {
     char *end;

@@ -50,6 +50,13 @@ int bench_bad(const char *fmt, ...)
     ;
 /* arg's name ("--opt") into name[n]; *eq: its '=' or NULL. */
 int bench_opt_name(const char *arg, char *name, size_t n, const char **eq);
+/* The option at argv[*i] of a mode whose flags are --check, --quiet and
+ * --help and whose valued options are valued[0..n): its name into
+ * name[64] and, for a valued one, its value into *val (from --opt=VALUE or
+ * the next argument, *i moved on to it); *val is NULL for a flag. 0, or
+ * -1 with bench_opt_error set (unknown, a flag with a value, no value). */
+int bench_next_opt(int argc, char **argv, int *i, const char *const valued[], size_t n,
+                   char name[64], const char **val);
 int bench_parse_long(const char *opt, const char *s, long min, long max, long *out);
 int bench_parse_double(const char *opt, const char *s, double min, double max, double *out);
 int bench_parse_seed(const char *opt, const char *s, unsigned long long *out);

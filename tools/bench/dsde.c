@@ -99,12 +99,10 @@ static int parse_args(int argc, char **argv, dsde_run *r)
     int act = ACT_RUN;
     for (int i = 1; i < argc; i++) {
         char name[64];
-        const char *arg = argv[i], *val = NULL, *eq;
-        if (bench_opt_name(arg, name, sizeof name, &eq))
+        const char *val;
+        if (bench_next_opt(argc, argv, &i, valued, sizeof valued / sizeof valued[0], name, &val))
             return -1;
-        if (!strcmp(name, "--check") || !strcmp(name, "--quiet") || !strcmp(name, "--help")) {
-            if (eq)
-                return bench_bad("%s takes no value", name);
+        if (!val) { /* a flag */
             if (name[2] == 'c')
                 r->check = 1;
             else if (name[2] == 'q')
@@ -113,17 +111,6 @@ static int parse_args(int argc, char **argv, dsde_run *r)
                 act = ACT_HELP;
             continue;
         }
-        int known = 0;
-        for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
-            known |= strcmp(name, valued[k]) == 0;
-        if (!known)
-            return bench_bad("unknown option '%s'", arg);
-        if (eq)
-            val = eq + 1;
-        else if (i + 1 < argc)
-            val = argv[++i];
-        else
-            return bench_bad("%s needs a value", name);
         long lv;
         if (!strcmp(name, "--density")) {
             if (bench_parse_double(name, val, 0, 1, &r->density))
