@@ -283,19 +283,30 @@ static int enter(MPI_Comm comm, xchg_comm_state **cs)
     return rc;
 }
 
+/* A blocking entry's first steps: the running MPI is ours (else its
+ * error, not raised: its handles cannot be trusted), the communicator's
+ * state (a failure raised on comm), and the nonblocking exchanges started
+ * before this call completed. */
+static int begin(MPI_Comm comm, xchg_comm_state **cs)
+{
+    int rc = xchg_mpi_check(comm);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if ((rc = enter(comm, cs)) != MPI_SUCCESS)
+        return xchg_raise(comm, rc);
+    xchg_nb_drain(*cs);
+    return MPI_SUCCESS;
+}
+
 static int run(xchg_neighbor_algo algo, int from_env, const void *sendbuf,
                const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                void *recvbuf, const int recvcounts[], const int rdispls[],
                MPI_Datatype recvtype, MPI_Comm comm)
 {
-    int mpi_rc = xchg_mpi_check(comm); /* first: the running MPI is ours */
-    if (mpi_rc != MPI_SUCCESS)
-        return mpi_rc;
     xchg_comm_state *cs = NULL;
-    int rc = enter(comm, &cs);
+    int rc = begin(comm, &cs);
     if (rc != MPI_SUCCESS)
-        return xchg_raise(comm, rc);
-    xchg_nb_drain(cs); /* nonblocking exchanges started before this call */
+        return rc;
     nbr_args a = {algo,    from_env,   sendbuf, sendcounts, sdispls, sendtype,
                   recvbuf, recvcounts, rdispls, recvtype,   comm,    cs};
     xchg_neighbor_algo ran;
@@ -734,14 +745,10 @@ static int run_c(xchg_neighbor_algo algo, int from_env, const void *sendbuf,
                  void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
                  MPI_Datatype recvtype, MPI_Comm comm)
 {
-    int mpi_rc = xchg_mpi_check(comm); /* first: the running MPI is ours */
-    if (mpi_rc != MPI_SUCCESS)
-        return mpi_rc;
     xchg_comm_state *cs = NULL;
-    int rc = enter(comm, &cs);
+    int rc = begin(comm, &cs);
     if (rc != MPI_SUCCESS)
-        return xchg_raise(comm, rc);
-    xchg_nb_drain(cs);
+        return rc;
     xchg_nbr_graph g; /* the degrees (local, cheap) */
     int unfit = xchg_nbr_graph_read(comm, &g), *arrays[4] = {NULL, NULL, NULL, NULL};
     int *mem = unfit == MPI_SUCCESS ? convert_c(sendcounts, sdispls, recvcounts, rdispls,
