@@ -457,15 +457,7 @@ double xchg_model_grid(const xchg_model_params *m, const xchg_pattern_stats *s)
      * twice and is copied twice */
     double q = ceil(sqrt(P));
     double row = alpha_at(m, s, q) + 2.0 * q * o;
-    /* a row of q consecutive ranks spans q/L nodes once q > L (1024 ranks
-     * on nodes of 16: two), and the share (q-L)/q of phase 1 then crosses
-     * the node's link, all its ranks at once: without it the model was
-     * 29% low at 1024 ranks (random 16 B: 92.1 modelled, 130.2 simulated)
-     * and auto ran grid where node_pairs was 1.32x faster (uniform 16 B) */
-    const double L = k.node;
-    double row_off = q > L ? L * vol * (q - L) / q : 0.0;
-    double phase1 = alpha_at(m, s, q) + fmax(2.0 * q * o, fmax(vol * m->beta_intra,
-                                                               row_off * m->beta));
+    double phase1 = alpha_at(m, s, q) + fmax(2.0 * q * o, vol * m->beta_intra);
     double phase2 = a + fmax(4.0 * q * o, direct_bw);
     return row + agree + phase1 + phase2 + copies(m, 2.0 * vol, 2.0 * P);
 }
