@@ -420,6 +420,8 @@ XCHG_API xchg_sparse_algo xchg_sparse_algo_at(int i);
  * only moves data. docs/neighbor.md.
  *
  * comm must carry a topology, else MPI_ERR_TOPOLOGY:
+ *   - xchg's own distributed graph (xchg_dist_graph_create_adjacent,
+ *     below): as MPI's;
  *   - a distributed graph (MPI_Dist_graph_create_adjacent,
  *     MPI_Dist_graph_create): receive block i comes from the i-th source
  *     and send block j goes to the j-th destination, in the order
@@ -463,8 +465,33 @@ typedef enum xchg_neighbor_algo {
     XCHG_NEIGHBOR_INVALID = -1, /* returned for an unknown name */
     XCHG_NEIGHBOR_AUTO = 0,     /* "auto": the library chooses */
     XCHG_NEIGHBOR_DIRECT = 1,   /* "direct": one message per neighbour, receives pre-posted */
-    XCHG_NEIGHBOR_LOCALITY = 2  /* "locality": one aggregate per other node, handed on there */
+    XCHG_NEIGHBOR_LOCALITY = 2, /* "locality": one aggregate per other node, handed on there */
+    XCHG_NEIGHBOR_MPICH_MODEL = 3 /* "mpich_model": baseline, MPICH 4's MPI_Neighbor_alltoallv
+                                     (every block sent, zero-size too; never chosen by auto) */
 } xchg_neighbor_algo;
+
+/* A distributed-graph communicator whose graph xchg holds, for an MPI
+ * that cannot make one (SimGrid SMPI) or a caller who wants the graph
+ * checked: the same arguments and meaning as MPI_Dist_graph_create_adjacent
+ * (collective over comm_old; weights, info and reorder are accepted and
+ * ignored: ranks keep their order). *comm_dist_graph is a duplicate of
+ * comm_old on which the xchg neighbour exchanges (every form below) see
+ * this graph; MPI's own topology functions and neighbour collectives do
+ * not (it carries no MPI topology), and a duplicate of it (MPI_Comm_dup)
+ * carries no graph. Free it with MPI_Comm_free.
+ *
+ * Unlike MPI, the graph is checked, at the cost of one MPI_Alltoall of P
+ * ints: every edge s -> d must be listed as many times among s's
+ * destinations as among d's sources (else a receive would wait for
+ * ever). A negative degree, NULL arrays with neighbours to list, a rank
+ * outside comm_old (MPI_ERR_RANK) or an inconsistent graph
+ * (MPI_ERR_TOPOLOGY, naming the first rank pair that differs) fails on
+ * every rank alike, *comm_dist_graph = MPI_COMM_NULL, raised on comm_old. */
+XCHG_API int xchg_dist_graph_create_adjacent(MPI_Comm comm_old, int indegree,
+                                             const int sources[], const int sourceweights[],
+                                             int outdegree, const int destinations[],
+                                             const int destweights[], MPI_Info info,
+                                             int reorder, MPI_Comm *comm_dist_graph);
 
 XCHG_API int xchg_neighbor_alltoallv(const void *sendbuf, const int sendcounts[],
                                      const int sdispls[], MPI_Datatype sendtype,
@@ -536,7 +563,7 @@ XCHG_API int xchg_neighbor_alltoallv_algo_c(xchg_neighbor_algo algo, const void 
  * XCHG_NEIGHBOR_INVALID for any other request. */
 XCHG_API xchg_neighbor_algo xchg_request_neighbor_algo(xchg_request req);
 
-/* Name <-> id ("direct", "locality", "auto"), and the neighbour algorithms
+/* Name <-> id ("direct", "locality", "mpich_model", "auto"), and the neighbour algorithms
  * of this build, excluding "auto", for i = 0 .. xchg_neighbor_algo_count()-1. */
 XCHG_API xchg_neighbor_algo xchg_neighbor_algo_from_name(const char *name);
 XCHG_API const char *xchg_neighbor_algo_name(xchg_neighbor_algo algo);

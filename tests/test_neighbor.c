@@ -50,7 +50,16 @@ typedef struct tcase {
     MPI_Datatype stype, rtype;
     size_t sbytes, rbytes;
     int degenerate;         /* Cartesian with a periodic dimension of size 1 or 2 */
+    int twin;               /* xchg runs on xcomm, the same graph made by
+                               xchg_dist_graph_create_adjacent; MPI on comm */
+    MPI_Comm xcomm;
 } tcase;
+
+/* The communicator the xchg calls of case c run on. */
+static MPI_Comm xc(const tcase *c)
+{
+    return c->twin ? c->xcomm : c->comm;
+}
 
 static MPI_Datatype vec2; /* 2 ints, stride 2, extent 4 ints: non-contiguous */
 
@@ -116,6 +125,8 @@ static void case_free(tcase *c)
     free(c->rdispls);
     if (c->comm != MPI_COMM_NULL)
         MPI_Comm_free(&c->comm);
+    if (c->twin && c->xcomm != MPI_COMM_NULL)
+        MPI_Comm_free(&c->xcomm);
 }
 
 /* Units of a block as a function of its sender and a key (Cartesian: the
@@ -351,10 +362,10 @@ static void run_algo(const tcase *c, xchg_neighbor_algo a, int plain)
     for (int rep = 0; rep < 2; rep++) { /* repeated calls */
         memset(got, 0xEE, c->rbytes);
         int rc = plain ? xchg_neighbor_alltoallv(sbuf, c->scounts, c->sdispls, c->stype, got,
-                                                 c->rcounts, c->rdispls, c->rtype, c->comm)
+                                                 c->rcounts, c->rdispls, c->rtype, xc(c))
                        : xchg_neighbor_alltoallv_algo(a, sbuf, c->scounts, c->sdispls,
                                                       c->stype, got, c->rcounts, c->rdispls,
-                                                      c->rtype, c->comm);
+                                                      c->rtype, xc(c));
         compare(c, rep ? "blocking again" : "blocking", a, rc, got, ref);
     }
 #if XCHG_HAVE_LARGE_COUNT
@@ -368,17 +379,17 @@ static void run_algo(const tcase *c, xchg_neighbor_algo a, int plain)
             cc[i] = c->rcounts[i], dd[i] = c->rdispls[i];
         memset(got, 0xEE, c->rbytes);
         int rc = plain ? xchg_neighbor_alltoallv_c(sbuf, cc + c->indeg, dd + c->indeg, c->stype,
-                                                   got, cc, dd, c->rtype, c->comm)
+                                                   got, cc, dd, c->rtype, xc(c))
                        : xchg_neighbor_alltoallv_algo_c(a, sbuf, cc + c->indeg, dd + c->indeg,
                                                         c->stype, got, cc, dd, c->rtype,
-                                                        c->comm);
+                                                        xc(c));
         compare(c, "large-count", a, rc, got, ref);
         free(cc);
         free(dd);
     }
 #endif
     xchg_stats st;
-    xchg_get_stats(c->comm, &st);
+    xchg_get_stats(xc(c), &st);
     CHECK(st.neighbor_algo > 0 && (a == XCHG_NEIGHBOR_AUTO || st.neighbor_algo == (int)a),
           "%s %s: stats say neighbor_algo %d", c->name, xchg_neighbor_algo_name(a),
           st.neighbor_algo);
@@ -392,9 +403,9 @@ static void run_algo(const tcase *c, xchg_neighbor_algo a, int plain)
     memset(got, 0xEE, c->rbytes);
     memset(got2, 0xEE, c->rbytes);
     int rc1 = xchg_ineighbor_alltoallv_algo(a, sbuf, c->scounts, c->sdispls, c->stype, got,
-                                            c->rcounts, c->rdispls, c->rtype, c->comm, &r1);
+                                            c->rcounts, c->rdispls, c->rtype, xc(c), &r1);
     int rc2 = xchg_ineighbor_alltoallv_algo(a, sbuf, c->scounts, c->sdispls, c->stype, got2,
-                                            c->rcounts, c->rdispls, c->rtype, c->comm, &r2);
+                                            c->rcounts, c->rdispls, c->rtype, xc(c), &r2);
     if (rc2 == MPI_SUCCESS)
         rc2 = xchg_wait(r2);
     if (rc1 == MPI_SUCCESS)
@@ -417,9 +428,9 @@ static void run_algo(const tcase *c, xchg_neighbor_algo a, int plain)
     memcpy(rd, c->rdispls, sizeof(int) * (size_t)c->indeg);
     memset(got, 0xEE, c->rbytes);
     int rc = plain ? xchg_neighbor_alltoallv_init(sbuf, sc, sd, c->stype, got, rcn, rd,
-                                                  c->rtype, c->comm, MPI_INFO_NULL, &p)
+                                                  c->rtype, xc(c), MPI_INFO_NULL, &p)
                    : xchg_neighbor_alltoallv_init_algo(a, sbuf, sc, sd, c->stype, got, rcn, rd,
-                                                       c->rtype, c->comm, MPI_INFO_NULL, &p);
+                                                       c->rtype, xc(c), MPI_INFO_NULL, &p);
     memset(arrays, 0x7f, sizeof(int) * 2 * (size_t)(c->indeg + c->outdeg + 1));
     CHECK_ALL(rc == MPI_SUCCESS, "%s %s init: rc %d", c->name, xchg_neighbor_algo_name(a), rc);
     if (rc == MPI_SUCCESS) {
@@ -458,6 +469,17 @@ static int plain_auto = 1;
 static void run_case(tcase *c)
 {
     MPI_Comm_set_errhandler(c->comm, MPI_ERRORS_RETURN);
+    if (c->twin) { /* MPI's neighbours as xchg's own graph */
+        int rc = xchg_dist_graph_create_adjacent(MPI_COMM_WORLD, c->indeg, c->sources,
+                                                 MPI_UNWEIGHTED, c->outdeg, c->dests,
+                                                 MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &c->xcomm);
+        CHECK_ALL(rc == MPI_SUCCESS, "%s: xchg_dist_graph_create_adjacent rc %d", c->name, rc);
+        int topo = 0;
+        MPI_Topo_test(c->xcomm, &topo);
+        CHECK(topo == MPI_UNDEFINED, "%s: xchg's graph communicator has MPI topology %d",
+              c->name, topo);
+        MPI_Comm_set_errhandler(c->xcomm, MPI_ERRORS_RETURN);
+    }
     case_layout(c);
     for (int i = 0; i < nalgos; i++)
         run_algo(c, algos[i], 0);
@@ -500,6 +522,24 @@ static void all_cases(void)
         tcase cz = {.name = "cart all-zero counts", .mode = mode};
         make_cart(&cz, 2, 1, 0, 1);
         run_case(&cz);
+        /* the same graphs as xchg's own (xchg_dist_graph_create_adjacent) */
+        tcase xa = {.name = "xchg graph, random", .mode = mode, .twin = 1};
+        rng_state = 2000u + (unsigned)mode;
+        make_adjacent(&xa, 2 * world_size + 4, mode == 1, 0);
+        run_case(&xa);
+        if (mode == 1) {
+            tcase xz = {.name = "xchg graph, all-zero counts", .mode = mode, .twin = 1};
+            rng_state = 78u;
+            make_adjacent(&xz, 2 * world_size, 0, 1);
+            run_case(&xz);
+            tcase xall = {.name = "xchg graph, complete twice", .mode = mode, .twin = 1};
+            rng_state = 12u;
+            make_complete(&xall);
+            run_case(&xall);
+            tcase xd = {.name = "xchg graph, from dist_graph_create", .mode = mode, .twin = 1};
+            make_dist_create(&xd, 7u);
+            run_case(&xd);
+        }
         tcase g = {.name = "graph", .mode = mode};
         rng_state = 9u;
         make_graph(&g, (unsigned)mode);
@@ -532,6 +572,62 @@ static MPI_Comm ring(void)
                                    MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &c);
     MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
     return c;
+}
+
+/* xchg_dist_graph_create_adjacent's checks: every rank fails alike. */
+static void graph_errors(void)
+{
+    MPI_Comm w, g = MPI_COMM_NULL;
+    MPI_Comm_dup(MPI_COMM_WORLD, &w);
+    MPI_Comm_set_errhandler(w, MPI_ERRORS_RETURN);
+    const int P = world_size, me = world_rank, last = world_size - 1;
+    int next = (me + 1) % P, prev = (me + P - 1) % P;
+    /* a ring every rank sends along but none receives from */
+    int rc = xchg_dist_graph_create_adjacent(w, 0, NULL, MPI_UNWEIGHTED, 1, &next,
+                                             MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &g);
+    expect_error(rc, MPI_ERR_TOPOLOGY, "graph: edges without their receives", "inconsistent");
+    CHECK(g == MPI_COMM_NULL, "graph: a failed create leaves MPI_COMM_NULL");
+    /* one rank lists its source twice */
+    int two[2] = {prev, prev};
+    rc = xchg_dist_graph_create_adjacent(w, me == last ? 2 : 1, me == last ? two : &prev,
+                                         MPI_UNWEIGHTED, 1, &next, MPI_UNWEIGHTED,
+                                         MPI_INFO_NULL, 0, &g);
+    expect_error(rc, MPI_ERR_TOPOLOGY, "graph: one rank's extra source",
+                 me == last ? "inconsistent" : NULL);
+    /* one rank names a rank outside the communicator */
+    int out = me == last ? P : next;
+    rc = xchg_dist_graph_create_adjacent(w, 1, &prev, MPI_UNWEIGHTED, 1, &out, MPI_UNWEIGHTED,
+                                         MPI_INFO_NULL, 0, &g);
+    expect_error(rc, MPI_ERR_RANK, "graph: a destination outside comm_old",
+                 me == last ? "destinations[0]" : NULL);
+    rc = xchg_dist_graph_create_adjacent(w, me == last ? -1 : 1, &prev, MPI_UNWEIGHTED, 1,
+                                         &next, MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &g);
+    expect_error(rc, MPI_ERR_ARG, "graph: a negative indegree",
+                 me == last ? "indegree" : NULL);
+    rc = xchg_dist_graph_create_adjacent(w, 1, &prev, MPI_UNWEIGHTED, 1, &next, MPI_UNWEIGHTED,
+                                         MPI_INFO_NULL, 0, me == last ? NULL : &g);
+    expect_error(rc, MPI_ERR_ARG, "graph: comm_dist_graph NULL on one rank",
+                 me == last ? "comm_dist_graph" : NULL);
+    if (g != MPI_COMM_NULL) /* made on no rank: the error is agreed */
+        MPI_Comm_free(&g);
+    /* a good ring works; a duplicate of it carries no graph */
+    rc = xchg_dist_graph_create_adjacent(w, 1, &prev, MPI_UNWEIGHTED, 1, &next, MPI_UNWEIGHTED,
+                                         MPI_INFO_NULL, 0, &g);
+    CHECK_ALL(rc == MPI_SUCCESS, "graph: a ring, rc %d", rc);
+    if (rc == MPI_SUCCESS) {
+        MPI_Comm_set_errhandler(g, MPI_ERRORS_RETURN);
+        int one = 1, zero = 0, sb = me, rb = -1;
+        rc = xchg_neighbor_alltoallv(&sb, &one, &zero, MPI_INT, &rb, &one, &zero, MPI_INT, g);
+        CHECK_ALL(rc == MPI_SUCCESS && rb == prev, "graph: ring exchange rc %d got %d", rc, rb);
+        MPI_Comm d;
+        MPI_Comm_dup(g, &d);
+        MPI_Comm_set_errhandler(d, MPI_ERRORS_RETURN);
+        rc = xchg_neighbor_alltoallv(&sb, &one, &zero, MPI_INT, &rb, &one, &zero, MPI_INT, d);
+        expect_error(rc, MPI_ERR_TOPOLOGY, "graph: a duplicate of xchg's graph", "topology");
+        MPI_Comm_free(&d);
+        MPI_Comm_free(&g);
+    }
+    MPI_Comm_free(&w);
 }
 
 static void errors(void)
@@ -670,6 +766,7 @@ int main(int argc, char **argv)
     }
     all_cases();
     errors();
+    graph_errors();
     MPI_Type_free(&vec2);
     int fails = 0;
     MPI_Allreduce(&nfail, &fails, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

@@ -12,23 +12,16 @@
  * there stays the failing rank's (docs/errors.md). A persistent init
  * always agrees (one allreduce for the arguments, one for the plans).
  */
-#include "api.h"
-#include "neighbor/neighbor_internal.h"
+#include "neighbor_state.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { NBR_IDS = 8 }; /* neighbour algorithm ids are below this */
+typedef xchg_nbr_state nbr_state;
+#define NBR_IDS XCHG_NBR_IDS
 
-/* What a communicator keeps for its neighbour exchanges. */
-typedef struct nbr_state {
-    xchg_nbr_graph g;
-    void *analysis[NBR_IDS];       /* each algorithm's analysis of g, by id */
-    xchg_neighbor_algo auto_algo;  /* auto's choice, INVALID until made */
-} nbr_state;
-
-static void state_free(void *p)
+void xchg_nbr_state_free(void *p)
 {
     nbr_state *st = p;
     for (int id = 0; id < NBR_IDS; id++) {
@@ -40,25 +33,42 @@ static void state_free(void *p)
     free(st);
 }
 
-/* This rank's part of a first call: the graph read (no communication). */
+nbr_state *xchg_nbr_state_new(void)
+{
+    nbr_state *st = calloc(1, sizeof *st);
+    if (st)
+        st->auto_algo = XCHG_NEIGHBOR_INVALID;
+    return st;
+}
+
+void xchg_nbr_state_keep(xchg_comm_state *cs, nbr_state *st)
+{
+    cs->ext[XCHG_EXT_NEIGHBOR] = st;
+    cs->ext_free[XCHG_EXT_NEIGHBOR] = xchg_nbr_state_free;
+}
+
+int xchg_nbr_own_graph(MPI_Comm comm)
+{
+    xchg_comm_state *cs = NULL;
+    if (xchg_comm_state_lookup(comm, &cs) != MPI_SUCCESS || !cs)
+        return 0;
+    const nbr_state *st = cs->ext[XCHG_EXT_NEIGHBOR];
+    return st && st->own_graph;
+}
+
+/* This rank's part of a first call on an MPI topology: the graph read (no
+ * communication). */
 static int state_make(MPI_Comm comm, nbr_state **out)
 {
-    *out = calloc(1, sizeof **out);
+    *out = xchg_nbr_state_new();
     if (!*out)
         return xchg_error_code(MPI_ERR_NO_MEM, "no memory for the neighbour exchange state");
-    (*out)->auto_algo = XCHG_NEIGHBOR_INVALID;
     int rc = xchg_nbr_graph_read(comm, &(*out)->g);
     if (rc != MPI_SUCCESS) {
         free(*out);
         *out = NULL;
     }
     return rc;
-}
-
-static void state_keep(xchg_comm_state *cs, nbr_state *st)
-{
-    cs->ext[XCHG_EXT_NEIGHBOR] = st;
-    cs->ext_free[XCHG_EXT_NEIGHBOR] = state_free;
 }
 
 /* The arguments of one call, as the caller gave them (or the request's
@@ -142,9 +152,10 @@ static xchg_neighbor_algo auto_choice(nbr_state *st, xchg_nbr_call *c)
         st->auto_algo = auto_model(s, &d, &l);
         if (c->rank == 0 && c->cs->settings.verbose >= 1)
             fprintf(stderr, "xchg: neighbor auto chose %s on P=%d (per rank: %.1f blocks to "
-                    "%.1f other nodes, %.0f bytes; modelled direct %.2f us, locality %.2f "
-                    "us)\n", xchg_neighbor_algo_name(st->auto_algo), c->size,
-                    s->remote_blocks, s->remote_nodes, s->remote_bytes, d * 1e6, l * 1e6);
+                    "%.1f other nodes, %.0f bytes, locality would forward %.1f; modelled "
+                    "direct %.2f us, locality %.2f us)\n",
+                    xchg_neighbor_algo_name(st->auto_algo), c->size, s->remote_blocks,
+                    s->remote_nodes, s->remote_bytes, s->forwards, d * 1e6, l * 1e6);
     }
     return st->auto_algo;
 }
@@ -230,12 +241,16 @@ static int prepare(const nbr_args *a, int agree, const char *who, nbr_state **st
     if (rc == MPI_SUCCESS)
         rc = call_of(a, *st, c, algo);
     int pending = *algo != XCHG_NEIGHBOR_INVALID && analysis_pending(*st, *algo);
-    if (fresh || agree || cs->settings.check || pending)
+    /* a first exchange agrees also on xchg's own graphs, made without one */
+    int first = fresh || !(*st)->agreed;
+    if (first || agree || cs->settings.check || pending)
         rc = xchg_agree_errors(cs->pcomm, cs->rank, cs->size, rc, who);
+    if (rc == MPI_SUCCESS)
+        (*st)->agreed = 1;
     if (fresh && rc == MPI_SUCCESS)
-        state_keep(cs, fresh);
+        xchg_nbr_state_keep(cs, fresh);
     else if (fresh)
-        state_free(fresh);
+        xchg_nbr_state_free(fresh);
     return rc == MPI_SUCCESS ? analysed(*st, c, algo) : rc;
 }
 
@@ -273,11 +288,17 @@ static int body(const nbr_args *a, xchg_neighbor_algo *ran)
 static int enter(MPI_Comm comm, xchg_comm_state **cs)
 {
     int P = 0, topo = MPI_UNDEFINED, rc = xchg_check_comm(comm, &P);
-    if (rc == MPI_SUCCESS && MPI_Topo_test(comm, &topo) == MPI_SUCCESS &&
-        topo != MPI_DIST_GRAPH && topo != MPI_CART && topo != MPI_GRAPH)
+    int own = rc == MPI_SUCCESS && xchg_nbr_own_graph(comm);
+#ifndef XCHG_SMPI
+    if (rc == MPI_SUCCESS && !own && MPI_Topo_test(comm, &topo) != MPI_SUCCESS)
+        topo = MPI_UNDEFINED;
+#endif /* SMPI aborts in MPI_Topo_test: only xchg's own graphs there */
+    if (rc == MPI_SUCCESS && !own && topo != MPI_DIST_GRAPH && topo != MPI_CART &&
+        topo != MPI_GRAPH)
         rc = xchg_error_code(MPI_ERR_TOPOLOGY, "comm has no topology: a neighbour exchange "
-                             "needs a distributed graph (MPI_Dist_graph_create_adjacent), "
-                             "Cartesian or graph communicator");
+                             "needs a distributed graph (MPI_Dist_graph_create_adjacent or "
+                             "xchg_dist_graph_create_adjacent), Cartesian or graph "
+                             "communicator");
     if (rc == MPI_SUCCESS)
         rc = xchg_api_state(comm, cs);
     return rc;
@@ -459,7 +480,8 @@ static int irun(xchg_neighbor_algo algo, int from_env, const void *sendbuf,
      * it here, blocking (as xchg's state for a communicator is made), as
      * does the check mode; after what was started before on comm. Later
      * calls check locally and queue behind the exchanges started before. */
-    if (!cs->ext[XCHG_EXT_NEIGHBOR] || cs->settings.check)
+    const nbr_state *known = cs->ext[XCHG_EXT_NEIGHBOR];
+    if (!known || !known->agreed || cs->settings.check)
         xchg_nb_drain(cs);
     nbr_args a = {algo,    from_env,   sendbuf, sendcounts, sdispls, sendtype,
                   recvbuf, recvcounts, rdispls, recvtype,   comm,    cs};
@@ -725,14 +747,20 @@ static int unfit_c(xchg_comm_state *cs, xchg_neighbor_algo algo, int from_env, i
     int rc = resolve_algo(&cs->settings, algo, from_env, &algo);
     if (rc != MPI_SUCCESS)
         return rc; /* agreed (the settings are), or a bad algo argument */
-    if (algo != XCHG_NEIGHBOR_AUTO)
+    /* xchg's own graph is no MPI topology: MPI cannot take the call either */
+    const nbr_state *st = cs->ext[XCHG_EXT_NEIGHBOR];
+    int own = st && st->own_graph;
+    if (algo != XCHG_NEIGHBOR_AUTO || own)
         return unfit != MPI_SUCCESS
                    ? unfit /* this rank's own message, naming the argument */
                    : xchg_error_code(MPI_ERR_COUNT, "xchg_neighbor_alltoallv_c: rank %d cannot "
                                      "give its counts and displacements to %s as int (its "
-                                     "own error names the value; auto would pass the call "
-                                     "to MPI_Neighbor_alltoallv_c); no rank exchanged", who,
-                                     xchg_neighbor_algo_name(algo));
+                                     "own error names the value; %s); no rank exchanged", who,
+                                     xchg_neighbor_algo_name(algo),
+                                     own ? "the graph is xchg's, so MPI's "
+                                           "MPI_Neighbor_alltoallv_c cannot take the call"
+                                         : "auto would pass the call to "
+                                           "MPI_Neighbor_alltoallv_c");
     rc = PMPI_Neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                                    rdispls, recvtype, cs->pcomm);
     record_stats(cs, XCHG_NEIGHBOR_INVALID, 0);
@@ -749,12 +777,17 @@ static int run_c(xchg_neighbor_algo algo, int from_env, const void *sendbuf,
     int rc = begin(comm, &cs);
     if (rc != MPI_SUCCESS)
         return rc;
-    xchg_nbr_graph g; /* the degrees (local, cheap) */
-    int unfit = xchg_nbr_graph_read(comm, &g), *arrays[4] = {NULL, NULL, NULL, NULL};
-    int *mem = unfit == MPI_SUCCESS ? convert_c(sendcounts, sdispls, recvcounts, rdispls,
-                                                g.indegree, g.outdegree, arrays, &unfit)
+    /* the degrees (local, cheap): the kept graph, else MPI's */
+    const nbr_state *known = cs->ext[XCHG_EXT_NEIGHBOR];
+    xchg_nbr_graph g = {0};
+    int unfit = known ? MPI_SUCCESS : xchg_nbr_graph_read(comm, &g);
+    int *arrays[4] = {NULL, NULL, NULL, NULL};
+    int in = known ? known->g.indegree : g.indegree, out = known ? known->g.outdegree : g.outdegree;
+    int *mem = unfit == MPI_SUCCESS ? convert_c(sendcounts, sdispls, recvcounts, rdispls, in,
+                                                out, arrays, &unfit)
                                     : NULL;
-    xchg_nbr_graph_free(&g);
+    if (!known)
+        xchg_nbr_graph_free(&g);
     int64_t v = unfit != MPI_SUCCESS ? (int64_t)(cs->size - cs->rank) : 0, all = 0;
     rc = xchg_mpi_allreduce(&v, &all, 1, MPI_INT64_T, MPI_MAX, cs->pcomm);
     if (rc == MPI_SUCCESS && !all) { /* every rank's fit: the int call */

@@ -133,7 +133,7 @@ static int census(xchg_nbr_call *c, loc_analysis *a)
     int *out = calloc(4 * (size_t)P, sizeof(int)), *in = out ? out + 2 * P : NULL;
     int err = out ? MPI_SUCCESS : xchg_error_code(MPI_ERR_NO_MEM, "locality: no memory "
                                                   "for the census");
-    double v[3] = {0, 0, 0};
+    double v[4] = {0, 0, 0, 0};
     for (int j = 0; out && j < c->g->outdegree; j++) {
         int d = c->g->dests[j];
         if (!is_remote(a, me, d))
@@ -153,8 +153,10 @@ static int census(xchg_nbr_call *c, loc_analysis *a)
         return err;
     }
     int rc = xchg_mpi_alltoall(out, 2, MPI_INT, in, 2, MPI_INT, c->comm);
+    for (int s = 0; rc == MPI_SUCCESS && s < P; s++)
+        v[3] += in[2 * s + 1] != 0; /* the forward messages this rank sends */
     if (rc == MPI_SUCCESS)
-        rc = xchg_mpi_allreduce(MPI_IN_PLACE, v, 3, MPI_DOUBLE, MPI_SUM, c->comm);
+        rc = xchg_mpi_allreduce(MPI_IN_PLACE, v, 4, MPI_DOUBLE, MPI_SUM, c->comm);
     const int L = a->first[node + 1] - a->first[node];
     a->nsrc = 0;
     for (int s = 0; rc == MPI_SUCCESS && s < P; s++)
@@ -173,6 +175,7 @@ static int census(xchg_nbr_call *c, loc_analysis *a)
     a->stats.remote_blocks = v[0] / P;
     a->stats.remote_nodes = v[1] / P;
     a->stats.remote_bytes = v[2] / P;
+    a->stats.forwards = v[3] / P;
     free(out);
     return rc;
 }

@@ -17,6 +17,7 @@ enum {
     XCHG_NEIGHBOR_TAG_LOCAL = XCHG_TAG_NEIGHBOR + 2, /* locality: blocks inside a node (2 tags) */
     XCHG_NEIGHBOR_TAG_AGGREGATE = XCHG_TAG_NEIGHBOR + 4, /* locality: to a partner on a node */
     XCHG_NEIGHBOR_TAG_FORWARD = XCHG_TAG_NEIGHBOR + 5,   /* locality: partner to destination */
+    XCHG_NEIGHBOR_TAG_MPICH_MODEL = XCHG_TAG_NEIGHBOR + 6, /* mpich_model (2 tags) */
 };
 
 /* The neighbours of this rank as MPI's neighbour collectives see them:
@@ -94,9 +95,10 @@ typedef int (*xchg_nbr_analyse_fn)(xchg_nbr_call *c, void **analysis);
 
 /* Agreed statistics of a graph for auto's choice (locality's analysis),
  * per rank on average: neighbour blocks to other nodes, distinct other
- * nodes sent to, bytes to other nodes (of the analysed call). */
+ * nodes sent to, bytes to other nodes (of the analysed call), and the
+ * forward messages locality sends inside the node. */
 typedef struct xchg_nbr_stats {
-    double remote_blocks, remote_nodes, remote_bytes;
+    double remote_blocks, remote_nodes, remote_bytes, forwards;
 } xchg_nbr_stats;
 
 /* Everything the library knows of a neighbour algorithm (registry.c). */
@@ -117,6 +119,9 @@ const xchg_neighbor_info *xchg_neighbor_registry_at(int i);
 
 int xchg_neighbor_direct(xchg_nbr_call *c);
 extern const xchg_nbr_persist_ops xchg_neighbor_direct_persist;
+
+int xchg_neighbor_mpich_model(xchg_nbr_call *c);
+extern const xchg_nbr_persist_ops xchg_neighbor_mpich_model_persist;
 
 int xchg_neighbor_locality(xchg_nbr_call *c);
 extern const xchg_nbr_persist_ops xchg_neighbor_locality_persist;

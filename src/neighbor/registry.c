@@ -16,6 +16,10 @@ static const xchg_neighbor_info registry[] = {
      "many small blocks to the ranks of few nodes (stencils, clustered SpMV)",
      xchg_neighbor_locality, &xchg_neighbor_locality_persist,
      xchg_neighbor_locality_analyse, xchg_neighbor_locality_analysis_free},
+    {XCHG_NEIGHBOR_MPICH_MODEL, "mpich_model",
+     "baseline: MPICH 4's MPI_Neighbor_alltoallv (every block sent, zero-size too, then "
+     "every receive); never chosen by auto",
+     xchg_neighbor_mpich_model, &xchg_neighbor_mpich_model_persist, NULL, NULL},
 };
 
 XCHG_REGISTRY_LOOKUP(xchg_neighbor_registry, xchg_neighbor_info, xchg_neighbor_algo, registry)

@@ -20,8 +20,13 @@
  * persistent columns (+p) are made once before timing (init not timed)
  * and time start + wait.
  *
- * Simulation: SimGrid SMPI 3.32 aborts in MPI_Dist_graph_create_adjacent
- * (sim/neighbor_check.c), so this mode runs on real MPI only.
+ * The graph is MPI's (MPI_Dist_graph_create_adjacent; the baseline column
+ * "MPI" is MPI_Neighbor_alltoallv) or xchg's own
+ * (xchg_dist_graph_create_adjacent, --graph xchg: no MPI column; the
+ * baseline is mpich_model, the model of MPICH's MPI_Neighbor_alltoallv).
+ * SimGrid SMPI (3.32 and 4.1) aborts in MPI_Dist_graph_create_adjacent
+ * (sim/neighbor_check.c), so a simulation build uses xchg's graph: the
+ * same algorithms on the same graph, given as arrays.
  */
 #include "neighbor.h"
 
@@ -46,9 +51,11 @@ static const char usage[] =
     "usage: xchg-bench neighbor [options]\n"
     "  The neighbour exchange (MPI_Neighbor_alltoallv) on a distributed graph:\n"
     "  every neighbour algorithm and auto, blocking and persistent (+p), against\n"
-    "  MPI_Neighbor_alltoallv itself (the baseline). Real MPI only (SMPI 3.32\n"
-    "  cannot make the graph).\n"
+    "  MPI_Neighbor_alltoallv itself (the baseline; mpich_model with --graph xchg).\n"
     "  --pattern P        stencil7, stencil27 or spmv (default stencil7)\n"
+    "  --graph mpi|xchg   who makes the graph: MPI_Dist_graph_create_adjacent or\n"
+    "                     xchg_dist_graph_create_adjacent (default mpi; xchg in a\n"
+    "                     simulation build: SMPI cannot make MPI's)\n"
     "  --bytes N          bytes per neighbour block (default 1024)\n"
     "  --rows N           spmv: rows per rank (default 32)\n"
     "  --nnz N            spmv: nonzeros per row (default 8)\n"
@@ -71,6 +78,7 @@ typedef struct nb_run {
     const char *pattern;
     long bytes, rows, nnz;
     int iters, warmup, check, quiet;
+    int xchg_graph;  /* the graph is xchg's (no MPI column) */
     unsigned long long seed;
     int P, rank;
     MPI_Comm g;      /* the graph */
@@ -86,8 +94,8 @@ enum { ACT_RUN, ACT_HELP };
 
 static int parse_args(int argc, char **argv, nb_run *r)
 {
-    static const char *const valued[] = {"--pattern", "--bytes", "--rows", "--nnz",
-                                         "--iters",   "--warmup", "--seed"};
+    static const char *const valued[] = {"--pattern", "--bytes",  "--rows", "--nnz",
+                                         "--iters",   "--warmup", "--seed", "--graph"};
     int act = ACT_RUN;
     for (int i = 1; i < argc; i++) {
         char name[64];
@@ -108,6 +116,10 @@ static int parse_args(int argc, char **argv, nb_run *r)
             if (strcmp(val, "stencil7") && strcmp(val, "stencil27") && strcmp(val, "spmv"))
                 return bench_bad("--pattern: '%s' is not stencil7, stencil27 or spmv", val);
             r->pattern = val;
+        } else if (!strcmp(name, "--graph")) {
+            if (strcmp(val, "mpi") && strcmp(val, "xchg"))
+                return bench_bad("--graph: '%s' is not mpi or xchg", val);
+            r->xchg_graph = !strcmp(val, "xchg");
         } else if (!strcmp(name, "--bytes")) {
             if (bench_parse_long(name, val, 0, 1L << 26, &r->bytes))
                 return -1;
@@ -134,6 +146,19 @@ static int parse_args(int argc, char **argv, nb_run *r)
 
 /* ---- the graphs -------------------------------------------------------- */
 
+/* The graph of the adjacency lists, by MPI or by xchg (--graph). */
+static int make_graph(nb_run *r, MPI_Comm comm, int in, const int *src, int out,
+                      const int *dst)
+{
+    r->in = in;
+    r->out = out;
+    if (r->xchg_graph)
+        return xchg_dist_graph_create_adjacent(comm, in, src, MPI_UNWEIGHTED, out, dst,
+                                               MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &r->g);
+    return MPI_Dist_graph_create_adjacent(comm, in, src, MPI_UNWEIGHTED, out, dst,
+                                          MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &r->g);
+}
+
 /* 3-D periodic grid neighbours: the offsets with |o| = 1 in one dimension
  * (7-point) or in any (27-point), the same list as sources and as
  * destinations (a symmetric graph). */
@@ -154,14 +179,12 @@ static int make_stencil(nb_run *r, int full, MPI_Comm comm)
                     z = (c[2] + dz + dims[2]) % dims[2];
                 nbr[n++] = (x * dims[1] + y) * dims[2] + z;
             }
-    r->in = r->out = n;
     /* sources in the opposite order, so that the k-th message from a
      * neighbour pairs with the block of the opposite offset */
     int src[26];
     for (int k = 0; k < n; k++)
         src[k] = nbr[n - 1 - k];
-    return MPI_Dist_graph_create_adjacent(comm, n, src, MPI_UNWEIGHTED, n, nbr, MPI_UNWEIGHTED,
-                                          MPI_INFO_NULL, 0, &r->g);
+    return make_graph(r, comm, n, src, n, nbr);
 }
 
 static uint64_t mix(uint64_t x)
@@ -173,40 +196,35 @@ static uint64_t mix(uint64_t x)
     return x ^ (x >> 33);
 }
 
-/* The owners of the columns this rank's rows reference (other ranks):
- * edges owner -> this rank, given to MPI_Dist_graph_create. */
+/* The owners of the columns this rank's rows reference (other ranks) are
+ * its sources; who references its columns (its destinations) comes from
+ * one MPI_Alltoall of flags. */
 static int make_spmv(nb_run *r, MPI_Comm comm)
 {
     const long N = (long)r->P * r->rows;
-    char *seen = calloc((size_t)r->P, 1);
-    int *owners = malloc(sizeof(int) * (size_t)r->P), *ones = malloc(sizeof(int) * (size_t)r->P);
-    int n = 0;
-    for (long row = 0; seen && owners && ones && row < r->rows; row++)
+    int *flag = calloc(2 * (size_t)r->P, sizeof(int)), *told = flag ? flag + r->P : NULL;
+    int *owners = malloc(sizeof(int) * (size_t)r->P), *dst = malloc(sizeof(int) * (size_t)r->P);
+    int n = 0, m = 0, rc = flag && owners && dst ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    for (long row = 0; rc == MPI_SUCCESS && row < r->rows; row++)
         for (long k = 0; k < r->nnz; k++) {
             uint64_t h = mix(r->seed * 0x9e3779b97f4a7c15ull ^ mix((uint64_t)r->rank << 32 ^
                                                                    (uint64_t)(row * r->nnz + k)));
             int o = (int)((long)(h % (uint64_t)N) / r->rows);
-            if (o != r->rank && !seen[o]) {
-                seen[o] = 1;
-                owners[n] = o;
-                ones[n++] = 1;
+            if (o != r->rank && !flag[o]) {
+                flag[o] = 1;
+                owners[n++] = o;
             }
         }
-    int me = r->rank;
-    int *dst = malloc(sizeof(int) * (size_t)(n + 1));
-    for (int k = 0; dst && k < n; k++)
-        dst[k] = me;
-    int rc = seen && owners && ones && dst ? MPI_Dist_graph_create(comm, n, owners, ones, dst,
-                                                                   MPI_UNWEIGHTED, MPI_INFO_NULL,
-                                                                   0, &r->g)
-                                           : MPI_ERR_NO_MEM;
-    free(seen);
-    free(owners);
-    free(ones);
-    free(dst);
-    int w;
     if (rc == MPI_SUCCESS)
-        rc = MPI_Dist_graph_neighbors_count(r->g, &r->in, &r->out, &w);
+        rc = MPI_Alltoall(flag, 1, MPI_INT, told, 1, MPI_INT, comm);
+    for (int p = 0; rc == MPI_SUCCESS && p < r->P; p++)
+        if (told[p])
+            dst[m++] = p;
+    if (rc == MPI_SUCCESS)
+        rc = make_graph(r, comm, n, owners, m, dst);
+    free(flag);
+    free(owners);
+    free(dst);
     return rc;
 }
 
@@ -258,12 +276,18 @@ static int call_once(nb_run *r, nb_col *c)
     return rc == MPI_SUCCESS ? xchg_wait(c->req) : rc;
 }
 
+/* Column 0 is the baseline: MPI_Neighbor_alltoallv on MPI's graph, the
+ * model of MPICH's (blocking) on xchg's. */
 static int setup_cols(nb_run *r)
 {
-    add_col(r, NB_BASELINE, 0);
+    if (r->xchg_graph)
+        add_col(r, XCHG_NEIGHBOR_MPICH_MODEL, 0);
+    else
+        add_col(r, NB_BASELINE, 0);
     for (int p = 0; p < 2; p++) {
         for (int i = 0; i < xchg_neighbor_algo_count() && r->ncols < NB_MAX_COLS - 1; i++)
-            add_col(r, xchg_neighbor_algo_at(i), p);
+            if (p || !r->xchg_graph || xchg_neighbor_algo_at(i) != XCHG_NEIGHBOR_MPICH_MODEL)
+                add_col(r, xchg_neighbor_algo_at(i), p);
         add_col(r, XCHG_NEIGHBOR_AUTO, p);
     }
     for (int k = 0; k < r->ncols; k++) {
@@ -297,8 +321,8 @@ static int check_cols(nb_run *r, MPI_Comm comm)
         int differs = rc != MPI_SUCCESS || memcmp(r->ref, r->rbuf, r->rbytes) != 0, any = 0;
         MPI_Allreduce(&differs, &any, 1, MPI_INT, MPI_MAX, comm);
         if (any && r->rank == 0)
-            fprintf(stderr, "xchg-bench: neighbor --check FAILED: %s differs from "
-                    "MPI_Neighbor_alltoallv\n", r->cols[k].label);
+            fprintf(stderr, "xchg-bench: neighbor --check FAILED: %s differs from %s\n",
+                    r->cols[k].label, r->cols[0].label);
         bad |= any;
     }
     return rc == MPI_SUCCESS && !bad;
@@ -337,16 +361,16 @@ static void report(nb_run *r, MPI_Comm comm)
     if (r->rank != 0)
         return;
     printf("# xchg-bench neighbor: pattern %s, P=%d, %ld bytes per block, most neighbours "
-           "%d in / %d out; median of %d iterations, slowest rank, us\n", r->pattern, r->P,
-           r->bytes, maxdeg[0], maxdeg[1], r->iters);
+           "%d in / %d out, %s graph; median of %d iterations, slowest rank, us\n", r->pattern,
+           r->P, r->bytes, maxdeg[0], maxdeg[1], r->xchg_graph ? "xchg's" : "MPI's", r->iters);
     int best = 1;
     for (int k = 0; k < r->ncols; k++) {
         printf("%-14s %10.2f\n", r->cols[k].label, med[k] * 1e6);
         if (k > 0 && med[k] < med[best])
             best = k;
     }
-    printf("# best: %s, %.2fx MPI_Neighbor_alltoallv\n", r->cols[best].label,
-           med[best] > 0 ? med[0] / med[best] : 0.0);
+    printf("# best: %s, %.2fx %s\n", r->cols[best].label,
+           med[best] > 0 ? med[0] / med[best] : 0.0, r->cols[0].label);
 }
 
 int neighbor_main(int argc, char **argv, MPI_Comm comm)
@@ -361,6 +385,9 @@ int neighbor_main(int argc, char **argv, MPI_Comm comm)
     r->warmup = 5;
     r->seed = 1;
     r->g = MPI_COMM_NULL;
+#ifdef XCHG_SMPI
+    r->xchg_graph = 1; /* SMPI cannot make MPI's graph */
+#endif
     MPI_Comm_size(comm, &r->P);
     MPI_Comm_rank(comm, &r->rank);
     int act = parse_args(argc, argv, r);

@@ -1,0 +1,32 @@
+/*
+ * neighbor_state.h - what a communicator keeps for its neighbour exchanges
+ * (cs->ext[XCHG_EXT_NEIGHBOR]), shared by the exchange's entry points
+ * (neighbor.c) and xchg's own graph communicators (neighbor_graph.c).
+ */
+#ifndef XCHG_NEIGHBOR_STATE_H
+#define XCHG_NEIGHBOR_STATE_H
+
+#include "api.h"
+#include "neighbor/neighbor_internal.h"
+
+enum { XCHG_NBR_IDS = 8 }; /* neighbour algorithm ids are below this */
+
+typedef struct xchg_nbr_state {
+    xchg_nbr_graph g;
+    void *analysis[XCHG_NBR_IDS];  /* each algorithm's analysis of g, by id */
+    xchg_neighbor_algo auto_algo;  /* auto's choice, INVALID until made */
+    int own_graph;  /* g came from xchg_dist_graph_create_adjacent, not from MPI */
+    int agreed;     /* a first exchange has agreed its arguments on every rank */
+} xchg_nbr_state;
+
+/* An empty state (auto's choice not made), NULL without memory. */
+xchg_nbr_state *xchg_nbr_state_new(void);
+/* Frees a state and its analyses (an ext_free of xchg_comm_state). */
+void xchg_nbr_state_free(void *st);
+/* Hands st to cs (freed with the communicator). */
+void xchg_nbr_state_keep(xchg_comm_state *cs, xchg_nbr_state *st);
+/* 1 if comm is a graph communicator of xchg_dist_graph_create_adjacent
+ * (no communication). */
+int xchg_nbr_own_graph(MPI_Comm comm);
+
+#endif /* XCHG_NEIGHBOR_STATE_H */
