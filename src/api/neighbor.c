@@ -105,24 +105,31 @@ static int resolve_algo(const xchg_settings *s, xchg_neighbor_algo algo, int fro
 
 /* auto's cost model, per rank, from the graph's statistics that
  * locality's analysis agreed (averages over the ranks: B blocks to other
- * nodes, K other nodes sent to, V bytes to other nodes):
- *   direct   = B x ALPHA_INTER
- *   locality = K x (ALPHA_INTER + ALPHA_INTRA) + 2 V / COPY_BPS
- * (locality's inter-node bytes are direct's: they cancel). The constants
- * are the simulated hpc platform's documented latencies (sim/README.md:
- * 1.0-1.5 us between nodes, 0.3-0.7 us inside one) and libxchg's modelled
- * copy rate (core/simcost.c); the model is not yet checked against
- * measurements of these two algorithms (SMPI 3.32 cannot run topology
- * communicators: docs/neighbor.md). */
-#define NBR_ALPHA_INTER 1.25e-6
-#define NBR_ALPHA_INTRA 0.5e-6
-#define NBR_COPY_BPS 5e9
+ * nodes, K other nodes sent to, F forward messages inside the node, V
+ * bytes to other nodes):
+ *   direct   = B x PER_BLOCK
+ *   locality = (K + F) x PER_HOP_MESSAGE + V x PER_BYTE
+ * (what both do alike, the blocks inside the node and the bytes on the
+ * wire, cancels). Fitted by least squares to locality - direct in the
+ * simulated study (sim/neighbor-study, scale setup, 256 ranks; 64 B:
+ * stencil7, stencil27, spmv8x4 at 16 ranks per node on hpc and 64 on
+ * hpc200; 1 KiB: stencil7, stencil27 at 16): every fitted difference has
+ * the measured sign, within 1.5 us. Why a direct block costs half a
+ * locality message: direct's messages overlap one another's latency,
+ * locality's two hops wait for each other; SMPI charges a message inside
+ * a node the same overhead as one between nodes, so there locality wins
+ * only where a rank's remote blocks outnumber its aggregates and
+ * forwards about two to one. Real networks whose inter-node messages
+ * cost more than intra-node ones favour locality more than this. */
+#define NBR_PER_BLOCK 0.27e-6
+#define NBR_PER_HOP_MESSAGE 0.48e-6
+#define NBR_PER_BYTE 0.65e-9
 
 static xchg_neighbor_algo auto_model(const xchg_nbr_stats *s, double *direct, double *locality)
 {
-    *direct = s->remote_blocks * NBR_ALPHA_INTER;
-    *locality = s->remote_nodes * (NBR_ALPHA_INTER + NBR_ALPHA_INTRA) +
-                2 * s->remote_bytes / NBR_COPY_BPS;
+    *direct = s->remote_blocks * NBR_PER_BLOCK;
+    *locality = (s->remote_nodes + s->forwards) * NBR_PER_HOP_MESSAGE +
+                s->remote_bytes * NBR_PER_BYTE;
     return *locality < *direct ? XCHG_NEIGHBOR_LOCALITY : XCHG_NEIGHBOR_DIRECT;
 }
 

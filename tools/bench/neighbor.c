@@ -12,6 +12,10 @@
  *                        nonzeros each in uniformly random columns (rows
  *                        distributed in equal blocks); a rank receives from
  *                        the owners of the columns it references
+ *   file                 a graph from a file (--file): one edge "s d" per
+ *                        line, s sending a block to d ('#' starts a
+ *                        comment); a rank's destinations and sources in file
+ *                        order. --save FILE writes any pattern's graph so.
  * Every block carries --bytes bytes (MPI_BYTE), whatever the pattern.
  *
  * Fairness: graph and data are made before the clock starts; each
@@ -52,7 +56,9 @@ static const char usage[] =
     "  The neighbour exchange (MPI_Neighbor_alltoallv) on a distributed graph:\n"
     "  every neighbour algorithm and auto, blocking and persistent (+p), against\n"
     "  MPI_Neighbor_alltoallv itself (the baseline; mpich_model with --graph xchg).\n"
-    "  --pattern P        stencil7, stencil27 or spmv (default stencil7)\n"
+    "  --pattern P        stencil7, stencil27, spmv or file (default stencil7)\n"
+    "  --file F           file: the graph, one edge \"s d\" per line (s sends to d)\n"
+    "  --save F           write the pattern's graph to F in that format (rank 0)\n"
     "  --graph mpi|xchg   who makes the graph: MPI_Dist_graph_create_adjacent or\n"
     "                     xchg_dist_graph_create_adjacent (default mpi; xchg in a\n"
     "                     simulation build: SMPI cannot make MPI's)\n"
@@ -76,6 +82,8 @@ typedef struct nb_col {
 
 typedef struct nb_run {
     const char *pattern;
+    const char *file, *save;
+    int *dsts;       /* this rank's destinations, in order (--save) */
     long bytes, rows, nnz;
     int iters, warmup, check, quiet;
     int xchg_graph;  /* the graph is xchg's (no MPI column) */
@@ -95,7 +103,8 @@ enum { ACT_RUN, ACT_HELP };
 static int parse_args(int argc, char **argv, nb_run *r)
 {
     static const char *const valued[] = {"--pattern", "--bytes",  "--rows", "--nnz",
-                                         "--iters",   "--warmup", "--seed", "--graph"};
+                                         "--iters",   "--warmup", "--seed", "--graph",
+                                         "--file",    "--save"};
     int act = ACT_RUN;
     for (int i = 1; i < argc; i++) {
         char name[64];
@@ -113,9 +122,15 @@ static int parse_args(int argc, char **argv, nb_run *r)
         }
         long lv;
         if (!strcmp(name, "--pattern")) {
-            if (strcmp(val, "stencil7") && strcmp(val, "stencil27") && strcmp(val, "spmv"))
-                return bench_bad("--pattern: '%s' is not stencil7, stencil27 or spmv", val);
+            if (strcmp(val, "stencil7") && strcmp(val, "stencil27") && strcmp(val, "spmv") &&
+                strcmp(val, "file"))
+                return bench_bad("--pattern: '%s' is not stencil7, stencil27, spmv or file",
+                                 val);
             r->pattern = val;
+        } else if (!strcmp(name, "--file")) {
+            r->file = val;
+        } else if (!strcmp(name, "--save")) {
+            r->save = val;
         } else if (!strcmp(name, "--graph")) {
             if (strcmp(val, "mpi") && strcmp(val, "xchg"))
                 return bench_bad("--graph: '%s' is not mpi or xchg", val);
@@ -152,6 +167,11 @@ static int make_graph(nb_run *r, MPI_Comm comm, int in, const int *src, int out,
 {
     r->in = in;
     r->out = out;
+    r->dsts = malloc(sizeof(int) * (size_t)(out + 1)); /* for --save */
+    if (!r->dsts)
+        return MPI_ERR_NO_MEM;
+    if (out)
+        memcpy(r->dsts, dst, sizeof(int) * (size_t)out);
     if (r->xchg_graph)
         return xchg_dist_graph_create_adjacent(comm, in, src, MPI_UNWEIGHTED, out, dst,
                                                MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &r->g);
@@ -225,6 +245,97 @@ static int make_spmv(nb_run *r, MPI_Comm comm)
     free(flag);
     free(owners);
     free(dst);
+    return rc;
+}
+
+/* A graph from r->file: every rank reads the whole file and keeps its
+ * own edges, in file order. A line that is not "s d" with both ranks of
+ * the communicator fails on every rank (each reads the same file). */
+static int make_from_file(nb_run *r, MPI_Comm comm)
+{
+    FILE *f = r->file ? fopen(r->file, "r") : NULL;
+    if (!f) {
+        if (r->rank == 0)
+            fprintf(stderr, "xchg-bench: neighbor: %s\n",
+                    r->file ? "cannot open --file" : "--pattern file needs --file");
+        return MPI_ERR_ARG;
+    }
+    int cap = 64, in = 0, out = 0, rc = MPI_SUCCESS;
+    int *src = malloc(sizeof(int) * (size_t)cap), *dst = malloc(sizeof(int) * (size_t)cap);
+    char line[256];
+    long lineno = 0;
+    while (rc == MPI_SUCCESS && src && dst && fgets(line, sizeof line, f)) {
+        lineno++;
+        char *hash = strchr(line, '#');
+        if (hash)
+            *hash = 0;
+        int s, d, n = sscanf(line, "%d %d", &s, &d);
+        if (n <= 0)
+            continue; /* blank or comment */
+        if (n != 2 || s < 0 || d < 0 || s >= r->P || d >= r->P) {
+            if (r->rank == 0)
+                fprintf(stderr, "xchg-bench: neighbor: %s line %ld is not an edge \"s d\" "
+                        "between ranks 0..%d\n", r->file, lineno, r->P - 1);
+            rc = MPI_ERR_ARG;
+            break;
+        }
+        if (in == cap || out == cap) {
+            cap *= 2;
+            src = realloc(src, sizeof(int) * (size_t)cap);
+            dst = realloc(dst, sizeof(int) * (size_t)cap);
+            if (!src || !dst)
+                break;
+        }
+        if (d == r->rank)
+            src[in++] = s;
+        if (s == r->rank)
+            dst[out++] = d;
+    }
+    fclose(f);
+    if (rc == MPI_SUCCESS && (!src || !dst))
+        rc = MPI_ERR_NO_MEM;
+    if (rc == MPI_SUCCESS)
+        rc = make_graph(r, comm, in, src, out, dst);
+    free(src);
+    free(dst);
+    return rc;
+}
+
+/* --save: every rank's destinations, gathered to rank 0, one edge a line. */
+static int save_graph(nb_run *r, MPI_Comm comm)
+{
+    const int *dst = r->dsts;
+    int *n = r->rank == 0 ? malloc(sizeof(int) * 2 * (size_t)r->P) : NULL, *at = NULL;
+    int rc = dst && (r->rank != 0 || n) ? MPI_SUCCESS : MPI_ERR_NO_MEM, total = 0;
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Gather(&r->out, 1, MPI_INT, n, 1, MPI_INT, 0, comm);
+    int *all = NULL;
+    if (rc == MPI_SUCCESS && r->rank == 0) {
+        at = n + r->P;
+        for (int p = 0; p < r->P; p++)
+            at[p] = total, total += n[p];
+        all = malloc(sizeof(int) * (size_t)(total + 1));
+    }
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Gatherv(dst, r->out, MPI_INT, all, n, at, MPI_INT, 0, comm);
+    if (rc == MPI_SUCCESS && r->rank == 0) {
+        FILE *f = fopen(r->save, "w");
+        if (f) {
+            fprintf(f, "# xchg-bench neighbor --pattern %s, P=%d: one edge \"s d\" per line\n",
+                    r->pattern, r->P);
+            for (int p = 0; p < r->P; p++)
+                for (int k = 0; k < n[p]; k++)
+                    fprintf(f, "%d %d\n", p, all[at[p] + k]);
+            rc = fclose(f) == 0 ? MPI_SUCCESS : MPI_ERR_FILE;
+        } else {
+            rc = MPI_ERR_FILE;
+        }
+        if (rc != MPI_SUCCESS)
+            fprintf(stderr, "xchg-bench: neighbor: cannot write --save %s\n", r->save);
+    }
+    MPI_Bcast(&rc, 1, MPI_INT, 0, comm);
+    free(all);
+    free(n);
     return rc;
 }
 
@@ -402,8 +513,12 @@ int neighbor_main(int argc, char **argv, MPI_Comm comm)
             fputs(usage, stdout);
         return 0;
     }
-    int rc = !strcmp(r->pattern, "spmv") ? make_spmv(r, comm)
-                                         : make_stencil(r, !strcmp(r->pattern, "stencil27"), comm);
+    int rc = !strcmp(r->pattern, "spmv")   ? make_spmv(r, comm)
+             : !strcmp(r->pattern, "file") ? make_from_file(r, comm)
+                                           : make_stencil(r, !strcmp(r->pattern, "stencil27"),
+                                                          comm);
+    if (rc == MPI_SUCCESS && r->save)
+        rc = save_graph(r, comm);
     if (rc == MPI_SUCCESS)
         MPI_Comm_set_errhandler(r->g, MPI_ERRORS_RETURN);
     if (rc == MPI_SUCCESS)
@@ -429,6 +544,7 @@ int neighbor_main(int argc, char **argv, MPI_Comm comm)
     if (r->g != MPI_COMM_NULL)
         MPI_Comm_free(&r->g);
     free(r->rc);
+    free(r->dsts);
     free(r->sbuf);
     free(r->rbuf);
     free(r->ref);
