@@ -546,7 +546,13 @@ XCHG_API int xchg_ineighbor_alltoallv_algo(xchg_neighbor_algo algo, const void *
  * auto) passes the call to the MPI library's MPI_Neighbor_alltoallv_c on
  * xchg's private communicator (xchg_stats.passed_to_mpi = 1), a forced
  * algorithm fails with MPI_ERR_COUNT on every rank, the failing rank
- * naming the argument. No _init_c or nonblocking _c form yet. */
+ * naming the argument. The nonblocking and persistent _c forms do the
+ * same: all fit, the int form's request; some rank's do not, auto's
+ * request is MPI's own (MPI_Ineighbor_alltoallv_c,
+ * MPI_Neighbor_alltoallv_init_c on the private communicator, wrapped:
+ * xchg_start/wait/test/request_free as usual). On xchg's own graph
+ * (xchg_dist_graph_create_adjacent) values beyond int fail with
+ * MPI_ERR_COUNT on every rank: MPI cannot take a call on it. */
 XCHG_API int xchg_neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
                                        const MPI_Aint sdispls[], MPI_Datatype sendtype,
                                        void *recvbuf, const MPI_Count recvcounts[],
@@ -558,6 +564,30 @@ XCHG_API int xchg_neighbor_alltoallv_algo_c(xchg_neighbor_algo algo, const void 
                                             void *recvbuf, const MPI_Count recvcounts[],
                                             const MPI_Aint rdispls[], MPI_Datatype recvtype,
                                             MPI_Comm comm);
+XCHG_API int xchg_ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                                        const MPI_Aint sdispls[], MPI_Datatype sendtype,
+                                        void *recvbuf, const MPI_Count recvcounts[],
+                                        const MPI_Aint rdispls[], MPI_Datatype recvtype,
+                                        MPI_Comm comm, xchg_request *req);
+XCHG_API int xchg_ineighbor_alltoallv_algo_c(xchg_neighbor_algo algo, const void *sendbuf,
+                                             const MPI_Count sendcounts[],
+                                             const MPI_Aint sdispls[], MPI_Datatype sendtype,
+                                             void *recvbuf, const MPI_Count recvcounts[],
+                                             const MPI_Aint rdispls[], MPI_Datatype recvtype,
+                                             MPI_Comm comm, xchg_request *req);
+XCHG_API int xchg_neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                                            const MPI_Aint sdispls[], MPI_Datatype sendtype,
+                                            void *recvbuf, const MPI_Count recvcounts[],
+                                            const MPI_Aint rdispls[], MPI_Datatype recvtype,
+                                            MPI_Comm comm, MPI_Info info, xchg_request *req);
+XCHG_API int xchg_neighbor_alltoallv_init_algo_c(xchg_neighbor_algo algo, const void *sendbuf,
+                                                 const MPI_Count sendcounts[],
+                                                 const MPI_Aint sdispls[],
+                                                 MPI_Datatype sendtype, void *recvbuf,
+                                                 const MPI_Count recvcounts[],
+                                                 const MPI_Aint rdispls[],
+                                                 MPI_Datatype recvtype, MPI_Comm comm,
+                                                 MPI_Info info, xchg_request *req);
 #endif
 /* The algorithm a neighbour request runs ("auto" resolved);
  * XCHG_NEIGHBOR_INVALID for any other request. */

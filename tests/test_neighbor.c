@@ -384,6 +384,36 @@ static void run_algo(const tcase *c, xchg_neighbor_algo a, int plain)
                                                         c->stype, got, cc, dd, c->rtype,
                                                         xc(c));
         compare(c, "large-count", a, rc, got, ref);
+        /* nonblocking and persistent large-count forms, values that fit */
+        xchg_request lr;
+        memset(got, 0xEE, c->rbytes);
+        rc = plain ? xchg_ineighbor_alltoallv_c(sbuf, cc + c->indeg, dd + c->indeg, c->stype,
+                                                got, cc, dd, c->rtype, xc(c), &lr)
+                   : xchg_ineighbor_alltoallv_algo_c(a, sbuf, cc + c->indeg, dd + c->indeg,
+                                                     c->stype, got, cc, dd, c->rtype, xc(c),
+                                                     &lr);
+        if (rc == MPI_SUCCESS)
+            rc = xchg_wait(lr);
+        compare(c, "large-count nonblocking", a, rc, got, ref);
+        if (lr)
+            xchg_request_free(&lr);
+        rc = plain ? xchg_neighbor_alltoallv_init_c(sbuf, cc + c->indeg, dd + c->indeg, c->stype,
+                                                    got, cc, dd, c->rtype, xc(c), MPI_INFO_NULL,
+                                                    &lr)
+                   : xchg_neighbor_alltoallv_init_algo_c(a, sbuf, cc + c->indeg,
+                                                         dd + c->indeg, c->stype, got, cc, dd,
+                                                         c->rtype, xc(c), MPI_INFO_NULL, &lr);
+        for (int it = 0; it < 2 && rc == MPI_SUCCESS; it++) {
+            memset(got, 0xEE, c->rbytes);
+            rc = xchg_start(lr);
+            if (rc == MPI_SUCCESS)
+                rc = xchg_wait(lr);
+            compare(c, "large-count persistent", a, rc, got, ref);
+        }
+        CHECK_ALL(rc == MPI_SUCCESS, "%s %s large-count init: rc %d", c->name,
+                  xchg_neighbor_algo_name(a), rc);
+        if (lr)
+            xchg_request_free(&lr);
         free(cc);
         free(dd);
     }
@@ -719,7 +749,45 @@ static void errors(void)
                                             &onec, &z, empty, r);
         expect_error(rc, MPI_ERR_COUNT, "large-count beyond int, direct",
                      world_rank == world_size - 1 ? "sendcounts[0]" : "MPI_Neighbor_alltoallv_c");
+        /* nonblocking and persistent: auto's request is MPI's own */
+        xchg_request lr;
+        rc = xchg_ineighbor_alltoallv_algo_c(XCHG_NEIGHBOR_AUTO, sbuf, &big, &z, empty, rbuf,
+                                             &onec, &z, empty, r, &lr);
+        if (rc == MPI_SUCCESS)
+            rc = xchg_wait(lr);
+        xchg_get_stats(r, &st);
+        CHECK_ALL(rc == MPI_SUCCESS && st.passed_to_mpi == 1 &&
+                      xchg_request_neighbor_algo(lr) == XCHG_NEIGHBOR_INVALID,
+                  "large-count beyond int, nonblocking auto: rc %d, passed_to_mpi %d", rc,
+                  st.passed_to_mpi);
+        if (lr)
+            xchg_request_free(&lr);
+        rc = xchg_neighbor_alltoallv_init_algo_c(XCHG_NEIGHBOR_AUTO, sbuf, &big, &z, empty, rbuf,
+                                                 &onec, &z, empty, r, MPI_INFO_NULL, &lr);
+        for (int it = 0; it < 2 && rc == MPI_SUCCESS; it++) {
+            rc = xchg_start(lr);
+            if (rc == MPI_SUCCESS)
+                rc = xchg_wait(lr);
+        }
+        CHECK_ALL(rc == MPI_SUCCESS, "large-count beyond int, persistent auto: rc %d", rc);
+        if (lr)
+            xchg_request_free(&lr);
+        rc = xchg_neighbor_alltoallv_init_algo_c(XCHG_NEIGHBOR_LOCALITY, sbuf, &big, &z, empty,
+                                                 rbuf, &onec, &z, empty, r, MPI_INFO_NULL, &lr);
+        expect_error(rc, MPI_ERR_COUNT, "large-count beyond int, persistent locality",
+                     world_rank == world_size - 1 ? "sendcounts[0]"
+                                                  : "MPI_Neighbor_alltoallv_init_c");
         MPI_Comm_free(&r);
+        /* xchg's own graph: MPI cannot take the call, auto fails too */
+        int P = world_size, prev = (world_rank + P - 1) % P, next = (world_rank + 1) % P;
+        MPI_Comm x;
+        xchg_dist_graph_create_adjacent(MPI_COMM_WORLD, 1, &prev, MPI_UNWEIGHTED, 1, &next,
+                                        MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &x);
+        MPI_Comm_set_errhandler(x, MPI_ERRORS_RETURN);
+        rc = xchg_neighbor_alltoallv_c(sbuf, &big, &z, empty, rbuf, &onec, &z, empty, x);
+        expect_error(rc, MPI_ERR_COUNT, "large-count beyond int on xchg's graph",
+                     world_rank == world_size - 1 ? "sendcounts[0]" : "the graph is xchg's");
+        MPI_Comm_free(&x);
         MPI_Type_free(&empty);
     }
 #endif

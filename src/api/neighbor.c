@@ -86,7 +86,7 @@ typedef struct nbr_args {
     xchg_comm_state *cs;
 } nbr_args;
 
-static int resolve_algo(const xchg_settings *s, xchg_neighbor_algo algo, int from_env,
+int xchg_nbr_resolve_algo(const xchg_settings *s, xchg_neighbor_algo algo, int from_env,
                         xchg_neighbor_algo *out)
 {
     if (from_env) {
@@ -214,7 +214,7 @@ static int call_of(const nbr_args *a, const nbr_state *st, xchg_nbr_call *c,
     c->mem.temp_limit = xchg_temp_limit_of(cs);
     /* the algorithm first: known (the same on every rank) even where the
      * arrays are bad, so that prepare knows whether a collective follows */
-    int rc = resolve_algo(&cs->settings, a->algo, a->from_env, algo);
+    int rc = xchg_nbr_resolve_algo(&cs->settings, a->algo, a->from_env, algo);
     if (rc == MPI_SUCCESS)
         rc = xchg_check_neighbor_arrays(a->sendbuf, a->sendcounts, a->sdispls, a->sendtype,
                                         st->g.outdegree, a->recvbuf, a->recvcounts,
@@ -261,7 +261,7 @@ static int prepare(const nbr_args *a, int agree, const char *who, nbr_state **st
     return rc == MPI_SUCCESS ? analysed(*st, c, algo) : rc;
 }
 
-static void record_stats(xchg_comm_state *cs, xchg_neighbor_algo algo, size_t temp_peak)
+void xchg_nbr_record_stats(xchg_comm_state *cs, xchg_neighbor_algo algo, size_t temp_peak)
 {
     cs->calls++;
     cs->last.algo = XCHG_ALGO_INVALID;
@@ -285,7 +285,7 @@ static int body(const nbr_args *a, xchg_neighbor_algo *ran)
     if (rc != MPI_SUCCESS)
         return rc;
     rc = xchg_neighbor_registry_find(algo)->run(&c);
-    record_stats(a->cs, algo, c.mem.temp_peak);
+    xchg_nbr_record_stats(a->cs, algo, c.mem.temp_peak);
     return rc;
 }
 
@@ -315,7 +315,7 @@ static int enter(MPI_Comm comm, xchg_comm_state **cs)
  * error, not raised: its handles cannot be trusted), the communicator's
  * state (a failure raised on comm), and the nonblocking exchanges started
  * before this call completed. */
-static int begin(MPI_Comm comm, xchg_comm_state **cs)
+int xchg_nbr_begin(MPI_Comm comm, xchg_comm_state **cs)
 {
     int rc = xchg_mpi_check(comm);
     if (rc != MPI_SUCCESS)
@@ -326,13 +326,13 @@ static int begin(MPI_Comm comm, xchg_comm_state **cs)
     return MPI_SUCCESS;
 }
 
-static int run(xchg_neighbor_algo algo, int from_env, const void *sendbuf,
+int xchg_nbr_run(xchg_neighbor_algo algo, int from_env, const void *sendbuf,
                const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                void *recvbuf, const int recvcounts[], const int rdispls[],
                MPI_Datatype recvtype, MPI_Comm comm)
 {
     xchg_comm_state *cs = NULL;
-    int rc = begin(comm, &cs);
+    int rc = xchg_nbr_begin(comm, &cs);
     if (rc != MPI_SUCCESS)
         return rc;
     nbr_args a = {algo,    from_env,   sendbuf, sendcounts, sdispls, sendtype,
@@ -345,7 +345,7 @@ int xchg_neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const i
                             MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    return run(XCHG_NEIGHBOR_AUTO, 1, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+    return xchg_nbr_run(XCHG_NEIGHBOR_AUTO, 1, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                recvcounts, rdispls, recvtype, comm);
 }
 
@@ -354,7 +354,7 @@ int xchg_neighbor_alltoallv_algo(xchg_neighbor_algo algo, const void *sendbuf,
                                  MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                                  const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    return run(algo, 0, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+    return xchg_nbr_run(algo, 0, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                recvtype, comm);
 }
 
@@ -468,7 +468,7 @@ static int nb_free(void *ctx)
 
 static const xchg_request_ops nb_ops = {nb_start, nb_test, nb_wait, nb_free, request_algo};
 
-static int irun(xchg_neighbor_algo algo, int from_env, const void *sendbuf,
+int xchg_nbr_irun(xchg_neighbor_algo algo, int from_env, const void *sendbuf,
                 const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                 void *recvbuf, const int recvcounts[], const int rdispls[],
                 MPI_Datatype recvtype, MPI_Comm comm, xchg_request *req)
@@ -518,7 +518,7 @@ int xchg_ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const 
                              const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                              xchg_request *req)
 {
-    return irun(XCHG_NEIGHBOR_AUTO, 1, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+    return xchg_nbr_irun(XCHG_NEIGHBOR_AUTO, 1, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                 recvcounts, rdispls, recvtype, comm, req);
 }
 
@@ -528,7 +528,7 @@ int xchg_ineighbor_alltoallv_algo(xchg_neighbor_algo algo, const void *sendbuf,
                                   const int recvcounts[], const int rdispls[],
                                   MPI_Datatype recvtype, MPI_Comm comm, xchg_request *req)
 {
-    return irun(algo, 0, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+    return xchg_nbr_irun(algo, 0, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                 recvtype, comm, req);
 }
 
@@ -542,7 +542,7 @@ static int p_start(void *ctx)
 
 static int p_done(nbr_request *q, int rc)
 {
-    record_stats(q->a.cs, q->algo, q->c.mem.temp_peak);
+    xchg_nbr_record_stats(q->a.cs, q->algo, q->c.mem.temp_peak);
     return rc;
 }
 
@@ -588,7 +588,7 @@ static int plan_agreed(nbr_request *q, const nbr_state *st, xchg_neighbor_algo a
     return arc;
 }
 
-static int init_run(xchg_neighbor_algo algo, int from_env, const void *sendbuf,
+int xchg_nbr_init_run(xchg_neighbor_algo algo, int from_env, const void *sendbuf,
                     const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                     void *recvbuf, const int recvcounts[], const int rdispls[],
                     MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, xchg_request *req)
@@ -637,7 +637,7 @@ int xchg_neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[],
                                  MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
                                  xchg_request *req)
 {
-    return init_run(XCHG_NEIGHBOR_AUTO, 1, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+    return xchg_nbr_init_run(XCHG_NEIGHBOR_AUTO, 1, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                     recvcounts, rdispls, recvtype, comm, info, req);
 }
 
@@ -648,7 +648,7 @@ int xchg_neighbor_alltoallv_init_algo(xchg_neighbor_algo algo, const void *sendb
                                       MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
                                       xchg_request *req)
 {
-    return init_run(algo, 0, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+    return xchg_nbr_init_run(algo, 0, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                     rdispls, recvtype, comm, info, req);
 }
 
@@ -677,156 +677,3 @@ xchg_neighbor_algo xchg_neighbor_algo_at(int i)
     return a ? a->id : XCHG_NEIGHBOR_INVALID;
 }
 
-#if XCHG_HAVE_LARGE_COUNT
-/*
- * Large counts (xchg_neighbor_alltoallv_c): the arrays converted to int
- * once, on entry, and whether every rank's values fit agreed (one
- * allreduce on the private communicator per call, so every rank takes the
- * same path); a negative count stays negative, for the int call's checks
- * to name it.
- */
-#include <limits.h>
-
-/* in[0..n) as ints into out; *unfit: the first value beyond int (an
- * MPI_ERR_COUNT code naming it). */
-static void fit_counts(const MPI_Count in[], int n, int out[], const char *name, int *unfit)
-{
-    for (int i = 0; i < n; i++) {
-        MPI_Count v = in[i];
-        out[i] = v < 0 ? -1 : v > INT_MAX ? 0 : (int)v;
-        if (v > INT_MAX && *unfit == MPI_SUCCESS)
-            *unfit = xchg_error_code(MPI_ERR_COUNT, "%s[%d] is %lld, more elements than xchg's "
-                                     "algorithms address in one block (INT_MAX); auto passes "
-                                     "such a call to MPI_Neighbor_alltoallv_c", name, i,
-                                     (long long)v);
-    }
-}
-
-static void fit_displs(const MPI_Aint in[], int n, int out[], const char *name, int *unfit)
-{
-    for (int i = 0; i < n; i++) {
-        MPI_Aint v = in[i];
-        out[i] = v < INT_MIN || v > INT_MAX ? 0 : (int)v;
-        if ((v < INT_MIN || v > INT_MAX) && *unfit == MPI_SUCCESS)
-            *unfit = xchg_error_code(MPI_ERR_COUNT, "%s[%d] is %lld, outside the int range of "
-                                     "displacements xchg's algorithms address; auto passes "
-                                     "such a call to MPI_Neighbor_alltoallv_c", name, i,
-                                     (long long)v);
-    }
-}
-
-/* The int copies (NULL arrays stay NULL, for the checks to name them) of
- * a call on a graph of in/out degrees; *unfit as above, or no memory. */
-static int *convert_c(const MPI_Count sc[], const MPI_Aint sd[], const MPI_Count rc[],
-                      const MPI_Aint rd[], int in, int out, int *arrays[4], int *unfit)
-{
-    int *mem = malloc(sizeof(int) * 2 * (size_t)(in + out + 1));
-    *unfit = MPI_SUCCESS;
-    if (!mem) {
-        *unfit = xchg_error_code(MPI_ERR_NO_MEM, "out of memory for the int copies of the "
-                                 "large-count arrays");
-        return NULL;
-    }
-    arrays[0] = sc ? mem : NULL;
-    arrays[1] = sd ? mem + out : NULL;
-    arrays[2] = rc ? mem + 2 * out : NULL;
-    arrays[3] = rd ? mem + 2 * out + in : NULL;
-    if (sc)
-        fit_counts(sc, out, arrays[0], "sendcounts", unfit);
-    if (sd)
-        fit_displs(sd, out, arrays[1], "sdispls", unfit);
-    if (rc)
-        fit_counts(rc, in, arrays[2], "recvcounts", unfit);
-    if (rd)
-        fit_displs(rd, in, arrays[3], "rdispls", unfit);
-    return mem;
-}
-
-/* Some rank's values (rank who's, at least) do not fit in int: auto
- * passes the call to MPI_Neighbor_alltoallv_c on the private communicator
- * (which keeps the topology); a forced algorithm fails on every rank. */
-static int unfit_c(xchg_comm_state *cs, xchg_neighbor_algo algo, int from_env, int unfit,
-                   int who, const void *sendbuf, const MPI_Count sendcounts[],
-                   const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
-                   const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                   MPI_Datatype recvtype)
-{
-    int rc = resolve_algo(&cs->settings, algo, from_env, &algo);
-    if (rc != MPI_SUCCESS)
-        return rc; /* agreed (the settings are), or a bad algo argument */
-    /* xchg's own graph is no MPI topology: MPI cannot take the call either */
-    const nbr_state *st = cs->ext[XCHG_EXT_NEIGHBOR];
-    int own = st && st->own_graph;
-    if (algo != XCHG_NEIGHBOR_AUTO || own)
-        return unfit != MPI_SUCCESS
-                   ? unfit /* this rank's own message, naming the argument */
-                   : xchg_error_code(MPI_ERR_COUNT, "xchg_neighbor_alltoallv_c: rank %d cannot "
-                                     "give its counts and displacements to %s as int (its "
-                                     "own error names the value; %s); no rank exchanged", who,
-                                     xchg_neighbor_algo_name(algo),
-                                     own ? "the graph is xchg's, so MPI's "
-                                           "MPI_Neighbor_alltoallv_c cannot take the call"
-                                         : "auto would pass the call to "
-                                           "MPI_Neighbor_alltoallv_c");
-    rc = PMPI_Neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                   rdispls, recvtype, cs->pcomm);
-    record_stats(cs, XCHG_NEIGHBOR_INVALID, 0);
-    cs->last.passed_to_mpi = 1;
-    return rc;
-}
-
-static int run_c(xchg_neighbor_algo algo, int from_env, const void *sendbuf,
-                 const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype,
-                 void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                 MPI_Datatype recvtype, MPI_Comm comm)
-{
-    xchg_comm_state *cs = NULL;
-    int rc = begin(comm, &cs);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    /* the degrees (local, cheap): the kept graph, else MPI's */
-    const nbr_state *known = cs->ext[XCHG_EXT_NEIGHBOR];
-    xchg_nbr_graph g = {0};
-    int unfit = known ? MPI_SUCCESS : xchg_nbr_graph_read(comm, &g);
-    int *arrays[4] = {NULL, NULL, NULL, NULL};
-    int in = known ? known->g.indegree : g.indegree, out = known ? known->g.outdegree : g.outdegree;
-    int *mem = unfit == MPI_SUCCESS ? convert_c(sendcounts, sdispls, recvcounts, rdispls, in,
-                                                out, arrays, &unfit)
-                                    : NULL;
-    if (!known)
-        xchg_nbr_graph_free(&g);
-    int64_t v = unfit != MPI_SUCCESS ? (int64_t)(cs->size - cs->rank) : 0, all = 0;
-    rc = xchg_mpi_allreduce(&v, &all, 1, MPI_INT64_T, MPI_MAX, cs->pcomm);
-    if (rc == MPI_SUCCESS && !all) { /* every rank's fit: the int call */
-        rc = run(algo, from_env, sendbuf, arrays[0], arrays[1], sendtype, recvbuf, arrays[2],
-                 arrays[3], recvtype, comm); /* raised there */
-        free(mem);
-        return rc;
-    }
-    free(mem);
-    if (rc != MPI_SUCCESS)
-        return xchg_raise(comm, rc);
-    return xchg_raise(comm, unfit_c(cs, algo, from_env, unfit, cs->size - (int)all, sendbuf,
-                                    sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                    rdispls, recvtype));
-}
-
-int xchg_neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
-                              const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
-                              const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                              MPI_Datatype recvtype, MPI_Comm comm)
-{
-    return run_c(XCHG_NEIGHBOR_AUTO, 1, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                 recvcounts, rdispls, recvtype, comm);
-}
-
-int xchg_neighbor_alltoallv_algo_c(xchg_neighbor_algo algo, const void *sendbuf,
-                                   const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                                   MPI_Datatype sendtype, void *recvbuf,
-                                   const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                                   MPI_Datatype recvtype, MPI_Comm comm)
-{
-    return run_c(algo, 0, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                 recvtype, comm);
-}
-#endif /* XCHG_HAVE_LARGE_COUNT */

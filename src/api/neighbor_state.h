@@ -29,4 +29,25 @@ void xchg_nbr_state_keep(xchg_comm_state *cs, xchg_nbr_state *st);
  * (no communication). */
 int xchg_nbr_own_graph(MPI_Comm comm);
 
+/* The entry points' shared steps (neighbor.c), for the large-count forms
+ * (neighbor_large_count.c): the algorithm a call runs (XCHG_NEIGHBOR_ALGO
+ * with from_env); the stats of a finished exchange; a blocking entry's
+ * first steps (raised on comm); the int forms themselves (raised). */
+int xchg_nbr_resolve_algo(const xchg_settings *s, xchg_neighbor_algo algo, int from_env,
+                          xchg_neighbor_algo *out);
+void xchg_nbr_record_stats(xchg_comm_state *cs, xchg_neighbor_algo algo, size_t temp_peak);
+int xchg_nbr_begin(MPI_Comm comm, xchg_comm_state **cs);
+int xchg_nbr_run(xchg_neighbor_algo algo, int from_env, const void *sendbuf,
+                 const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                 void *recvbuf, const int recvcounts[], const int rdispls[],
+                 MPI_Datatype recvtype, MPI_Comm comm);
+int xchg_nbr_irun(xchg_neighbor_algo algo, int from_env, const void *sendbuf,
+                  const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                  void *recvbuf, const int recvcounts[], const int rdispls[],
+                  MPI_Datatype recvtype, MPI_Comm comm, xchg_request *req);
+int xchg_nbr_init_run(xchg_neighbor_algo algo, int from_env, const void *sendbuf,
+                      const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                      void *recvbuf, const int recvcounts[], const int rdispls[],
+                      MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, xchg_request *req);
+
 #endif /* XCHG_NEIGHBOR_STATE_H */
