@@ -548,9 +548,9 @@ XCHG_API int xchg_ineighbor_alltoallv_algo(xchg_neighbor_algo algo, const void *
  * algorithm fails with MPI_ERR_COUNT on every rank, the failing rank
  * naming the argument. The nonblocking and persistent _c forms do the
  * same: all fit, the int form's request; some rank's do not, auto's
- * request is MPI's own (MPI_Ineighbor_alltoallv_c,
- * MPI_Neighbor_alltoallv_init_c on the private communicator, wrapped:
- * xchg_start/wait/test/request_free as usual). On xchg's own graph
+ * request runs MPI's blocking MPI_Neighbor_alltoallv_c on the private
+ * communicator at the call (nonblocking) or at each xchg_start
+ * (persistent), so it is complete when they return. On xchg's own graph
  * (xchg_dist_graph_create_adjacent) values beyond int fail with
  * MPI_ERR_COUNT on every rank: MPI cannot take a call on it. */
 XCHG_API int xchg_neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],

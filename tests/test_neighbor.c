@@ -776,7 +776,7 @@ static void errors(void)
                                                  rbuf, &onec, &z, empty, r, MPI_INFO_NULL, &lr);
         expect_error(rc, MPI_ERR_COUNT, "large-count beyond int, persistent locality",
                      world_rank == world_size - 1 ? "sendcounts[0]"
-                                                  : "MPI_Neighbor_alltoallv_init_c");
+                                                  : "MPI_Neighbor_alltoallv_c");
         MPI_Comm_free(&r);
         /* xchg's own graph: MPI cannot take the call, auto fails too */
         int P = world_size, prev = (world_rank + P - 1) % P, next = (world_rank + 1) % P;

@@ -9,11 +9,11 @@
  * per call, so every rank takes the same path); a negative count stays
  * negative, for the int call's checks to name it. If every rank's fit,
  * the call is the int one (whose requests keep their own copies). If some
- * rank's do not, auto passes the call to MPI's own form on xchg's private
- * communicator (which keeps the caller's topology), its request wrapped
- * in an xchg_request with copies of the arrays MPI reads until it
- * completes; a forced algorithm, or xchg's own graph (no MPI topology),
- * fails with MPI_ERR_COUNT on every rank.
+ * rank's do not, auto passes the call to MPI's MPI_Neighbor_alltoallv_c on
+ * xchg's private communicator (which keeps the caller's topology): the
+ * nonblocking form runs it at the call, the persistent one at each start
+ * (see mpi_c_request); a forced algorithm, or xchg's own graph (no MPI
+ * topology), fails with MPI_ERR_COUNT on every rank.
  */
 #include "neighbor_state.h"
 
@@ -83,45 +83,60 @@ typedef enum { FORM_BLOCKING, FORM_NONBLOCKING, FORM_PERSISTENT } c_form;
 static const char *const form_name[] = {"xchg_neighbor_alltoallv_c",
                                         "xchg_ineighbor_alltoallv_c",
                                         "xchg_neighbor_alltoallv_init_c"};
-static const char *const mpi_name[] = {"MPI_Neighbor_alltoallv_c", "MPI_Ineighbor_alltoallv_c",
-                                       "MPI_Neighbor_alltoallv_init_c"};
+static const char *const mpi_name[] = {"MPI_Neighbor_alltoallv_c", "MPI_Neighbor_alltoallv_c",
+                                       "MPI_Neighbor_alltoallv_c"};
 
-/* A request that is MPI's own (nonblocking or persistent) on pcomm, with
- * the copies of the four arrays MPI reads until the exchange completes. */
+/* A request whose exchange is MPI's blocking MPI_Neighbor_alltoallv_c on
+ * pcomm, run at the call (nonblocking) or at each xchg_start
+ * (persistent): with copies of the arrays and datatypes it needs then.
+ * Not MPI's own nonblocking or persistent call: under MPICH 4.0 a wait on
+ * MPI_Ineighbor_alltoallv_c hung about one run in five of the test's
+ * (5 ranks, oversubscribed), where the blocking call never did. */
 typedef struct mpi_c_request {
-    MPI_Request r;
-    void *arrays;
+    const void *sendbuf;
+    void *recvbuf;
+    MPI_Count *counts; /* out send counts, then in receive counts (one allocation) */
+    MPI_Aint *displs;
+    int in, out;
+    MPI_Datatype stype, rtype;
     xchg_comm_state *cs;
+    int rc; /* the last exchange's result */
 } mpi_c_request;
+
+static int mc_run(mpi_c_request *q)
+{
+    q->rc = PMPI_Neighbor_alltoallv_c(q->sendbuf, q->counts, q->displs, q->stype, q->recvbuf,
+                                      q->counts + q->out, q->displs + q->out, q->rtype,
+                                      q->cs->pcomm);
+    xchg_nbr_record_stats(q->cs, XCHG_NEIGHBOR_INVALID, 0);
+    q->cs->last.passed_to_mpi = 1;
+    return MPI_SUCCESS; /* its result is the wait's */
+}
 
 static int mc_start(void *ctx)
 {
-    mpi_c_request *q = ctx;
-    int rc = MPI_Start(&q->r);
-    if (rc == MPI_SUCCESS) {
-        xchg_nbr_record_stats(q->cs, XCHG_NEIGHBOR_INVALID, 0);
-        q->cs->last.passed_to_mpi = 1;
-    }
-    return rc;
+    return mc_run(ctx);
 }
 
 static int mc_test(void *ctx, int *done)
 {
-    return MPI_Test(&((mpi_c_request *)ctx)->r, done, MPI_STATUS_IGNORE);
+    *done = 1;
+    return ((mpi_c_request *)ctx)->rc;
 }
 
 static int mc_wait(void *ctx)
 {
-    return MPI_Wait(&((mpi_c_request *)ctx)->r, MPI_STATUS_IGNORE);
+    return ((mpi_c_request *)ctx)->rc;
 }
 
 static int mc_free(void *ctx)
 {
     mpi_c_request *q = ctx;
-    int rc = q->r != MPI_REQUEST_NULL ? MPI_Request_free(&q->r) : MPI_SUCCESS;
-    free(q->arrays);
+    xchg_type_release(&q->stype);
+    xchg_type_release(&q->rtype);
+    free(q->counts);
     free(q);
-    return rc;
+    return MPI_SUCCESS;
 }
 
 static xchg_neighbor_algo mc_algo(void *ctx)
@@ -132,13 +147,12 @@ static xchg_neighbor_algo mc_algo(void *ctx)
 
 static const xchg_request_ops mc_ops = {mc_start, mc_test, mc_wait, mc_free, mc_algo};
 
-/* MPI's own form of the call on pcomm, as an xchg_request (nonblocking or
- * persistent; in/out: the degrees, for the copies). */
+/* The request of a call that MPI takes (nonblocking: run now; persistent:
+ * at each start; in/out: the degrees, for the copies). */
 static int pass_request(c_form form, xchg_comm_state *cs, MPI_Comm comm, int in, int out,
                         const void *sendbuf, const MPI_Count sc[], const MPI_Aint sd[],
                         MPI_Datatype sendtype, void *recvbuf, const MPI_Count rc_[],
-                        const MPI_Aint rd[], MPI_Datatype recvtype, MPI_Info info,
-                        xchg_request *req)
+                        const MPI_Aint rd[], MPI_Datatype recvtype, xchg_request *req)
 {
     mpi_c_request *q = calloc(1, sizeof *q);
     size_t n = (size_t)(in + out);
@@ -148,37 +162,32 @@ static int pass_request(c_form form, xchg_comm_state *cs, MPI_Comm comm, int in,
         return xchg_error_code(MPI_ERR_NO_MEM, "%s: no memory for the request",
                                form_name[form]);
     }
-    MPI_Count *counts = (MPI_Count *)mem; /* send counts, then receive counts */
-    MPI_Aint *displs = (MPI_Aint *)(counts + n + 1);
+    q->counts = (MPI_Count *)mem;
+    q->displs = (MPI_Aint *)(q->counts + n + 1);
+    q->in = in;
+    q->out = out;
     if (out) {
-        memcpy(counts, sc, sizeof(MPI_Count) * (size_t)out);
-        memcpy(displs, sd, sizeof(MPI_Aint) * (size_t)out);
+        memcpy(q->counts, sc, sizeof(MPI_Count) * (size_t)out);
+        memcpy(q->displs, sd, sizeof(MPI_Aint) * (size_t)out);
     }
     if (in) {
-        memcpy(counts + out, rc_, sizeof(MPI_Count) * (size_t)in);
-        memcpy(displs + out, rd, sizeof(MPI_Aint) * (size_t)in);
+        memcpy(q->counts + out, rc_, sizeof(MPI_Count) * (size_t)in);
+        memcpy(q->displs + out, rd, sizeof(MPI_Aint) * (size_t)in);
     }
-    q->arrays = mem;
+    q->sendbuf = sendbuf;
+    q->recvbuf = recvbuf;
     q->cs = cs;
-    q->r = MPI_REQUEST_NULL;
-    int rc = form == FORM_NONBLOCKING
-                 ? PMPI_Ineighbor_alltoallv_c(sendbuf, counts, displs, sendtype, recvbuf,
-                                              counts + out, displs + out, recvtype, cs->pcomm,
-                                              &q->r)
-                 : PMPI_Neighbor_alltoallv_init_c(sendbuf, counts, displs, sendtype, recvbuf,
-                                                  counts + out, displs + out, recvtype,
-                                                  cs->pcomm, info, &q->r);
+    q->stype = q->rtype = MPI_DATATYPE_NULL;
+    int rc = xchg_type_keep(sendtype, &q->stype);
+    if (rc == MPI_SUCCESS)
+        rc = xchg_type_keep(recvtype, &q->rtype);
     if (rc == MPI_SUCCESS)
         rc = xchg_request_of_ops(comm, cs, &mc_ops, q, form == FORM_NONBLOCKING, req);
     if (rc != MPI_SUCCESS) {
         mc_free(q);
         return rc;
     }
-    if (form == FORM_NONBLOCKING) {
-        xchg_nbr_record_stats(cs, XCHG_NEIGHBOR_INVALID, 0);
-        cs->last.passed_to_mpi = 1;
-    }
-    return MPI_SUCCESS;
+    return form == FORM_NONBLOCKING ? mc_run(q) : MPI_SUCCESS;
 }
 
 /* Some rank's values (rank who's, at least) do not fit in int: auto
@@ -191,6 +200,7 @@ static int unfit_c(c_form form, xchg_comm_state *cs, MPI_Comm comm, xchg_neighbo
                    const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Info info,
                    xchg_request *req)
 {
+    (void)info; /* MPI's blocking call takes none */
     int rc = xchg_nbr_resolve_algo(&cs->settings, algo, from_env, &algo);
     if (rc != MPI_SUCCESS)
         return rc; /* agreed (the settings are), or a bad algo argument */
@@ -209,7 +219,7 @@ static int unfit_c(c_form form, xchg_comm_state *cs, MPI_Comm comm, xchg_neighbo
                                      mpi_name[form]);
     if (form != FORM_BLOCKING)
         return pass_request(form, cs, comm, in, out, sendbuf, sendcounts, sdispls, sendtype,
-                            recvbuf, recvcounts, rdispls, recvtype, info, req);
+                            recvbuf, recvcounts, rdispls, recvtype, req);
     rc = PMPI_Neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                                    rdispls, recvtype, cs->pcomm);
     xchg_nbr_record_stats(cs, XCHG_NEIGHBOR_INVALID, 0);
