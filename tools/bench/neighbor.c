@@ -12,6 +12,10 @@
  *                        nonzeros each in uniformly random columns (rows
  *                        distributed in equal blocks); a rank receives from
  *                        the owners of the columns it references
+ *   blocks               dense coupling of groups of --group consecutive
+ *                        ranks (a node's, when it matches the ranks per
+ *                        node): every rank sends to every rank of the
+ *                        --span groups after its own, cyclically
  *   file                 a graph from a file (--file): one edge "s d" per
  *                        line, s sending a block to d ('#' starts a
  *                        comment); a rank's destinations and sources in file
@@ -56,7 +60,9 @@ static const char usage[] =
     "  The neighbour exchange (MPI_Neighbor_alltoallv) on a distributed graph:\n"
     "  every neighbour algorithm and auto, blocking and persistent (+p), against\n"
     "  MPI_Neighbor_alltoallv itself (the baseline; mpich_model with --graph xchg).\n"
-    "  --pattern P        stencil7, stencil27, spmv or file (default stencil7)\n"
+    "  --pattern P        stencil7, stencil27, spmv, blocks or file (default stencil7)\n"
+    "  --group N          blocks: ranks per group (default 16)\n"
+    "  --span N           blocks: groups each rank sends to (default 2)\n"
     "  --file F           file: the graph, one edge \"s d\" per line (s sends to d)\n"
     "  --save F           write the pattern's graph to F in that format (rank 0)\n"
     "  --graph mpi|xchg   who makes the graph: MPI_Dist_graph_create_adjacent or\n"
@@ -84,7 +90,7 @@ typedef struct nb_run {
     const char *pattern;
     const char *file, *save;
     int *dsts;       /* this rank's destinations, in order (--save) */
-    long bytes, rows, nnz;
+    long bytes, rows, nnz, group, span;
     int iters, warmup, check, quiet;
     int xchg_graph;  /* the graph is xchg's (no MPI column) */
     unsigned long long seed;
@@ -104,7 +110,7 @@ static int parse_args(int argc, char **argv, nb_run *r)
 {
     static const char *const valued[] = {"--pattern", "--bytes",  "--rows", "--nnz",
                                          "--iters",   "--warmup", "--seed", "--graph",
-                                         "--file",    "--save"};
+                                         "--file",    "--save",   "--group", "--span"};
     int act = ACT_RUN;
     for (int i = 1; i < argc; i++) {
         char name[64];
@@ -123,10 +129,16 @@ static int parse_args(int argc, char **argv, nb_run *r)
         long lv;
         if (!strcmp(name, "--pattern")) {
             if (strcmp(val, "stencil7") && strcmp(val, "stencil27") && strcmp(val, "spmv") &&
-                strcmp(val, "file"))
-                return bench_bad("--pattern: '%s' is not stencil7, stencil27, spmv or file",
-                                 val);
+                strcmp(val, "blocks") && strcmp(val, "file"))
+                return bench_bad("--pattern: '%s' is not stencil7, stencil27, spmv, blocks or "
+                                 "file", val);
             r->pattern = val;
+        } else if (!strcmp(name, "--group")) {
+            if (bench_parse_long(name, val, 1, 1L << 20, &r->group))
+                return -1;
+        } else if (!strcmp(name, "--span")) {
+            if (bench_parse_long(name, val, 1, 1L << 20, &r->span))
+                return -1;
         } else if (!strcmp(name, "--file")) {
             r->file = val;
         } else if (!strcmp(name, "--save")) {
@@ -244,6 +256,31 @@ static int make_spmv(nb_run *r, MPI_Comm comm)
         rc = make_graph(r, comm, n, owners, m, dst);
     free(flag);
     free(owners);
+    free(dst);
+    return rc;
+}
+
+/* Groups of r->group consecutive ranks (the last may be short), each
+ * rank sending to every rank of the r->span groups after its own,
+ * cyclically (not its own group, none twice), receiving from those
+ * before it: many blocks to the ranks of few nodes when a group is a
+ * node. */
+static int make_blocks(nb_run *r, MPI_Comm comm)
+{
+    const long G = r->group, NG = (r->P + G - 1) / G, g = r->rank / G;
+    const long span = r->span < NG - 1 ? r->span : NG - 1;
+    int *src = malloc(sizeof(int) * (size_t)(span * G + 1));
+    int *dst = malloc(sizeof(int) * (size_t)(span * G + 1));
+    int in = 0, out = 0;
+    for (long k = 1; src && dst && k <= span; k++) {
+        long to = (g + k) % NG, from = (g - k + NG) % NG;
+        for (long j = to * G; j < (to + 1) * G && j < r->P; j++)
+            dst[out++] = (int)j;
+        for (long j = from * G; j < (from + 1) * G && j < r->P; j++)
+            src[in++] = (int)j;
+    }
+    int rc = src && dst ? make_graph(r, comm, in, src, out, dst) : MPI_ERR_NO_MEM;
+    free(src);
     free(dst);
     return rc;
 }
@@ -492,6 +529,8 @@ int neighbor_main(int argc, char **argv, MPI_Comm comm)
     r->bytes = 1024;
     r->rows = 32;
     r->nnz = 8;
+    r->group = 16;
+    r->span = 2;
     r->iters = 100;
     r->warmup = 5;
     r->seed = 1;
@@ -515,6 +554,7 @@ int neighbor_main(int argc, char **argv, MPI_Comm comm)
     }
     int rc = !strcmp(r->pattern, "spmv")   ? make_spmv(r, comm)
              : !strcmp(r->pattern, "file") ? make_from_file(r, comm)
+             : !strcmp(r->pattern, "blocks") ? make_blocks(r, comm)
                                            : make_stencil(r, !strcmp(r->pattern, "stencil27"),
                                                           comm);
     if (rc == MPI_SUCCESS && r->save)
