@@ -257,7 +257,7 @@ static int run(xchg_sparse_algo algo, int from_env, int ndest, const int dests[]
         if (algo == XCHG_SPARSE_INVALID) /* so this fails on every rank alike */
             return xchg_raise(comm, xchg_error_code(MPI_ERR_ARG,
                               "XCHG_SPARSE_ALGO=%s names no sparse algorithm "
-                              "(pex, rsx, nbx, rma or auto)",
+                              "(pex, rsx, nbx, rma, pex_loc, nbx_loc or auto)",
                               cs->settings.sparse_algo_text));
     }
     const int known = algo == XCHG_SPARSE_AUTO || xchg_sparse_registry_find(algo) != NULL;
@@ -265,9 +265,10 @@ static int run(xchg_sparse_algo algo, int from_env, int ndest, const int dests[]
         rc = xchg_error_code(MPI_ERR_ARG, "algo %d is not a sparse algorithm of this build",
                              (int)algo);
     /* An argument error fails every rank alike where a collective carries
-     * it: the check mode's allreduce, or else the census of pex and rsx
-     * (below, once the algorithm is known). nbx and rma have no census
-     * that could carry it: there the error is this rank's only. */
+     * it: the check mode's allreduce, or else the census of pex, rsx and
+     * pex_loc (below, once the algorithm is known). nbx, nbx_loc and rma
+     * have no census that could carry it: there the error is this rank's
+     * only. */
     if (cs->settings.check)
         rc = xchg_agree_errors(cs->pcomm, cs->rank, cs->size, rc, "xchg_sparse_exchange");
     if (rc != MPI_SUCCESS && (cs->settings.check || !known))
