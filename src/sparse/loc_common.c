@@ -42,6 +42,14 @@ int xchg_loc_begin(xchg_sparse_call *s, xchg_loc *x)
     return MPI_SUCCESS;
 }
 
+double xchg_sparse_ranks_per_node(xchg_comm_state *cs)
+{
+    const xchg_node_layout *n;
+    if (cs->nodes_failed || xchg_node_layout_of(cs, &n) != MPI_SUCCESS)
+        return 0;
+    return (double)cs->size / n->nnodes;
+}
+
 int xchg_loc_serve(const xchg_loc *x, int i)
 {
     return (x->a + x->la + 1 + i * x->L) % x->N;

@@ -115,6 +115,12 @@ int xchg_sparse_rma(xchg_sparse_call *s);
 int xchg_sparse_pex_loc(xchg_sparse_call *s);
 int xchg_sparse_nbx_loc(xchg_sparse_call *s);
 
+/* Mean ranks per node of cs's node layout, for sparse auto's rules of the
+ * node-aggregated algorithms; 0 where the layout cannot be made. Makes the
+ * layout on first use (collective over cs->pcomm, agreed: the same on every
+ * rank); the same tables every rank holds, so the same answer everywhere. */
+double xchg_sparse_ranks_per_node(xchg_comm_state *cs);
+
 /* Tag `off` (XCHG_SPARSE_TAG_*) of this call's parity. */
 static inline int xchg_sparse_tag(const xchg_sparse_call *s, int off)
 {
