@@ -37,7 +37,10 @@
  * doubles, median of the slowest rank, µs; docs/sparse.md has the table):
  *   P = 256:  1% (3 messages per rank) 11.11 / 14.33 = 0.78 (again: 0.78),
  *             10% (26) 26.38 / 27.43 = 0.96, again 26.83 / 24.40 = 1.10
- *   P = 1024: 1% (11) 20.15 / 42.41 = 0.48, P1024_D10
+ *             and 26.23 / 23.80 = 1.10 (a tie at best)
+ *   P = 1024: 1% (11) 20.15 / 42.41 = 0.48 (auto with this rule: 18.63,
+ *             pex_loc 19.04); 10% (103) not measured (the run passed
+ *             its 40-minute limit)
  * So pex_loc where it won: from 256 ranks at up to 3 messages per rank,
  * from 1024 at up to 11 (its census is pex's, so the rule sees the last
  * call's). It needs nodes of many ranks (on nodes of one rank its step 2
