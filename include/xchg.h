@@ -345,7 +345,9 @@ typedef enum xchg_sparse_algo {
     XCHG_SPARSE_PEX = 1,      /* "pex": MPI_Alltoall of counts, then point-to-point */
     XCHG_SPARSE_RSX = 2,      /* "rsx": MPI_Reduce_scatter_block census, then Probe/Recv */
     XCHG_SPARSE_NBX = 3,      /* "nbx": Issend, Iprobe, nonblocking barrier (Hoefler 2010) */
-    XCHG_SPARSE_RMA = 4       /* "rma": counts by MPI_Put into a window, then point-to-point */
+    XCHG_SPARSE_RMA = 4,      /* "rma": counts by MPI_Put into a window, then point-to-point */
+    XCHG_SPARSE_PEX_LOC = 5,  /* "pex_loc": pex's census per node, one aggregate per node pair */
+    XCHG_SPARSE_NBX_LOC = 6   /* "nbx_loc": nbx's protocol per step, one aggregate per node pair */
 } xchg_sparse_algo;
 
 /* Called once per received message: `count` elements of the datatype from
@@ -403,9 +405,10 @@ XCHG_API int xchg_sparse_exchange_algo(xchg_sparse_algo algo, int ndest, const i
 /* Frees what a packed result holds and empties it (NULL or empty: no-op). */
 XCHG_API int xchg_sparse_result_free(xchg_sparse_result *result);
 
-/* Name <-> id of sparse algorithms ("pex", "rsx", "nbx", "rma", "auto"),
- * as xchg_algo_from_name/xchg_algo_name; and the algorithms of this build,
- * excluding "auto", for i = 0 .. xchg_sparse_algo_count()-1. */
+/* Name <-> id of sparse algorithms ("pex", "rsx", "nbx", "rma", "pex_loc",
+ * "nbx_loc", "auto"), as xchg_algo_from_name/xchg_algo_name; and the
+ * algorithms of this build, excluding "auto", for i = 0 ..
+ * xchg_sparse_algo_count()-1. */
 XCHG_API xchg_sparse_algo xchg_sparse_algo_from_name(const char *name);
 XCHG_API const char *xchg_sparse_algo_name(xchg_sparse_algo algo);
 XCHG_API int xchg_sparse_algo_count(void);

@@ -5,7 +5,8 @@
  * 1. An argument error on one rank only, where a collective runs anyway
  *    (auto's statistics with XCHG_AUTO_MIN_P=1 from the test's
  *    environment, padded_alltoall, bruck_padded, grid, hierarchical,
- *    node_pairs, multileader, bruck_2level, persistent init, the sparse exchange's pex and rsx censuses): every
+ *    node_pairs, multileader, bruck_2level, persistent init, the sparse exchange's pex, rsx and
+ *    pex_loc censuses): every
  *    rank returns the same error class, the failing rank its own message,
  *    the others one naming the failing rank; the communicator stays usable.
  * 2. XCHG_CHECK=1: a count mismatch between two ranks gives the same class
@@ -220,10 +221,11 @@ static void one_rank_errors(void)
                       MPI_ERR_COUNT, bad, "recvcounts[0]");
         CHECK(req == XCHG_REQUEST_NULL, "xchg_alltoallv_init failed: no request");
     }
-    /* sparse, no check mode: pex's and rsx's census carries the error
-     * (auto runs pex at these sizes) */
-    xchg_sparse_algo salgos[] = {XCHG_SPARSE_AUTO, XCHG_SPARSE_PEX, XCHG_SPARSE_RSX};
-    for (int i = 0; i < 3; i++) {
+    /* sparse, no check mode: pex's, rsx's and pex_loc's census carries the
+     * error (auto runs pex at these sizes) */
+    xchg_sparse_algo salgos[] = {XCHG_SPARSE_AUTO, XCHG_SPARSE_PEX, XCHG_SPARSE_RSX,
+                                 XCHG_SPARSE_PEX_LOC};
+    for (int i = 0; i < (int)(sizeof salgos / sizeof salgos[0]); i++) {
         const char *name = xchg_sparse_algo_name(salgos[i]);
         int to = rank == bad ? P : (rank + 1) % P, cnt = 1, zero = 0, v = rank;
         xchg_sparse_result r;

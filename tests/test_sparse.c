@@ -2,12 +2,23 @@
  * test_sparse.c - dynamic sparse data exchange: every sparse algorithm,
  * both output styles, against a reference built from MPI_Alltoall of the
  * counts + MPI_Alltoallv (random patterns of density 0, one neighbour,
- * 10% and 100%; large messages; self-sends; zero-count entries; a
- * contiguous, a non-contiguous and a zero-size datatype); then many
- * back-to-back calls with changing partners, self-checked; then errors.
+ * 10% and 100%, one rank sending to all, all sending to one, self only;
+ * large messages; self-sends; zero-count entries; a contiguous, a
+ * non-contiguous and a zero-size datatype); then many back-to-back calls
+ * with changing partners, self-checked; then errors, and one rank's error
+ * agreed by the algorithms whose census carries it.
  *
- * Usage: test_sparse [ITERATIONS]  (back-to-back calls per loop, default 1000)
- * XCHG_NBX_BARRIER=dissemination runs nbx on its Isend/Irecv barrier.
+ * Usage: test_sparse [ITERATIONS [ALGO... | --fallback]]
+ *   ITERATIONS  back-to-back calls per loop (default 1000)
+ *   ALGO...     only these algorithms' cases and back-to-back calls (the
+ *               node-aggregated pex_loc and nbx_loc run so under
+ *               XCHG_RANKS_PER_NODE=1, 2, 3, where their relays work)
+ *   --fallback  pex_loc and nbx_loc on a communicator whose node layout
+ *               MPI refuses (every communicator of the process taken):
+ *               they run pex and nbx, right, on every rank (MPICH only;
+ *               exits 77, skipped, where MPI never refuses)
+ * XCHG_NBX_BARRIER=dissemination runs nbx and nbx_loc on their Isend/Irecv
+ * barrier.
  */
 #include "xchg.h"
 #include "check.h"
@@ -94,8 +105,9 @@ static MPI_Datatype types[TY_N];
 static const char *type_names[TY_N] = {"MPI_INT", "vector(2,1,3) of int", "size-0 type"};
 static int type_ints[TY_N] = {1, 4, 0}; /* extent in ints */
 
-enum { D_ZERO, D_ONE, D_TEN, D_ALL, D_N };
-static const char *dens_names[D_N] = {"density 0", "one neighbour", "10%", "100%"};
+enum { D_ZERO, D_ONE, D_TEN, D_ALL, D_FROM0, D_TOLAST, D_SELF, D_N };
+static const char *dens_names[D_N] = {"density 0", "one neighbour", "10%", "100%",
+                                      "rank 0 to all", "all to the last rank", "self only"};
 
 static void make_pattern(pattern *p, int dens, int ty, int maxc, uint64_t seed)
 {
@@ -104,7 +116,8 @@ static void make_pattern(pattern *p, int dens, int ty, int maxc, uint64_t seed)
     int n = 0;
     for (int q = 0; q < P; q++) {
         uint64_t r = h4(seed, (uint64_t)rank, (uint64_t)q, 1);
-        if (dens == D_ALL || (dens == D_TEN && r % 10 == 0))
+        if (dens == D_ALL || (dens == D_TEN && r % 10 == 0) || (dens == D_FROM0 && rank == 0) ||
+            (dens == D_TOLAST && q == P - 1) || (dens == D_SELF && q == rank))
             cand[n++] = q;
     }
     if (dens == D_ONE)
@@ -277,15 +290,16 @@ static int loop_cb(int source, int count, const void *data, void *ctx)
     return 0;
 }
 
-static void back_to_back(int iters, int rotate, const char *what)
+/* iters calls, algorithm it % nalgos of algos, callback and packed result
+ * alternating every nalgos calls */
+static void back_to_back(int iters, const xchg_sparse_algo *algos, int nalgos, const char *what)
 {
     int dests[4], counts[4], sd[4], sbuf[16];
     int *expect = malloc((size_t)P * sizeof(int));
     int bad = 0;
     for (int it = 0; it < iters; it++) {
-        xchg_sparse_algo algo = rotate ? xchg_sparse_algo_at(it % xchg_sparse_algo_count())
-                                       : XCHG_SPARSE_NBX;
-        int use_result = rotate && (it / xchg_sparse_algo_count()) % 2;
+        xchg_sparse_algo algo = algos[it % nalgos];
+        int use_result = (it / nalgos) % 2;
         int n = loop_pattern(rank, it, dests, counts), k = 0;
         for (int i = 0; i < n; i++) {
             sd[i] = k;
@@ -467,33 +481,190 @@ static void errors(void)
     MPI_Errhandler_free(&eh);
 }
 
+/* ---- one rank's error, agreed where a census carries it ---- */
+static int carries_errors(xchg_sparse_algo a)
+{
+    return a == XCHG_SPARSE_PEX || a == XCHG_SPARSE_RSX || a == XCHG_SPARSE_PEX_LOC ||
+           a == XCHG_SPARSE_AUTO;
+}
+
+/* Every rank's class, checked the same on all (and `expect` everywhere). */
+static void expect_agreed(const char *what, int rc, int expect)
+{
+    int cls = MPI_SUCCESS, lo, hi;
+    if (rc != MPI_SUCCESS)
+        MPI_Error_class(rc, &cls);
+    MPI_Allreduce(&cls, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&cls, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    CHECK(lo == hi && cls == expect, "%s: class %d here (min %d, max %d over ranks), "
+          "expected %d everywhere", what, cls, lo, hi, expect);
+}
+
+static void agreed_errors(const xchg_sparse_algo *algos, int nalgos)
+{
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    for (int a = 0; a < nalgos; a++) {
+        if (!carries_errors(algos[a]))
+            continue;
+        const char *name = xchg_sparse_algo_name(algos[a]);
+        char w[160];
+        int buf[2] = {7, 8}, cnt[2] = {1, 1}, dsp[2] = {0, 1};
+        /* to the next rank and to self; rank `bad` names rank P instead */
+        for (int bad = 0; bad < P; bad += P > 1 ? P - 1 : 1) {
+            int to[2] = {(rank + 1) % P, rank};
+            int n = P > 1 ? 2 : 1;
+            if (rank == bad)
+                to[0] = P;
+            xchg_sparse_result r;
+            int rc = xchg_sparse_exchange_algo(algos[a], n, to, buf, cnt, dsp, MPI_INT, NULL,
+                                               NULL, &r, comm);
+            snprintf(w, sizeof w, "%s, dests[0] = P on rank %d only", name, bad);
+            expect_agreed(w, rc, MPI_ERR_RANK);
+            CHECK(r.nsources == 0 && !r.recvbuf, "%s: a failed call leaves an empty result", w);
+            xchg_sparse_result_free(&r);
+        }
+        /* rank 0 refused temporary memory (XCHG_FAULT_TEMP_LIMIT is read per
+         * call, on that rank only): pex_loc refuses its bundles before any
+         * data moves and the refusal is agreed through its census */
+        if (algos[a] == XCHG_SPARSE_PEX_LOC) {
+            int to[2] = {(rank + 1) % P, rank};
+            int n = P > 1 ? 2 : 1;
+            if (rank == 0)
+                setenv("XCHG_FAULT_TEMP_LIMIT", "1", 1);
+            xchg_sparse_result r;
+            int rc = xchg_sparse_exchange_algo(algos[a], n, to, buf, cnt, dsp, MPI_INT, NULL,
+                                               NULL, &r, comm);
+            unsetenv("XCHG_FAULT_TEMP_LIMIT");
+            snprintf(w, sizeof w, "%s, no temporary memory on rank 0", name);
+            expect_agreed(w, rc, P > 1 ? MPI_ERR_NO_MEM : MPI_SUCCESS);
+            xchg_sparse_result_free(&r);
+        }
+        /* and the communicator still works */
+        int to[2] = {(rank + 1) % P, rank};
+        xchg_sparse_result r;
+        int rc = xchg_sparse_exchange_algo(algos[a], P > 1 ? 2 : 1, to, buf, cnt, dsp, MPI_INT,
+                                           NULL, NULL, &r, comm);
+        int ok = rc == MPI_SUCCESS && r.nsources == (P > 1 ? 2 : 1);
+        for (int i = 0; ok && i < r.nsources; i++)
+            ok = ((int *)r.recvbuf)[r.displs[i]] == (r.sources[i] == rank && P > 1 ? 8 : 7);
+        snprintf(w, sizeof w, "%s: a good call after the agreed errors", name);
+        CHECK(ok, "%s: rc %d, %d sources", w, rc, r.nsources);
+        xchg_sparse_result_free(&r);
+    }
+    MPI_Comm_free(&comm);
+}
+
+/* pex_loc and nbx_loc where MPI refuses the node layout's communicator:
+ * every communicator id taken but two (the library's private duplicate,
+ * then its node split fails on every rank alike); they must run pex and
+ * nbx and give the right messages. Returns 0 when MPI never refused. */
+static int fallback(void)
+{
+    enum { MAX_COMMS = 5000 };
+    MPI_Comm *held = malloc(sizeof(MPI_Comm) * MAX_COMMS);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int n = 0, refused = 0;
+    while (n < MAX_COMMS) {
+        int rc = MPI_Comm_dup(MPI_COMM_WORLD, &held[n]);
+        int ok = rc == MPI_SUCCESS, all;
+        MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        if (!all) {
+            if (ok)
+                MPI_Comm_free(&held[n]);
+            refused = 1;
+            break;
+        }
+        n++;
+    }
+    if (refused) {
+        /* room for the application's communicator and xchg's duplicate */
+        for (int k = 0; k < 2 && n > 0; k++)
+            MPI_Comm_free(&held[--n]);
+        MPI_Comm comm;
+        MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+        MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+        xchg_sparse_algo la[2] = {XCHG_SPARSE_PEX_LOC, XCHG_SPARSE_NBX_LOC};
+        for (int a = 0; a < 2; a++)
+            for (int call = 0; call < 3; call++) {
+                int to[2] = {(rank + 1) % P, rank}, buf[2] = {7, 8}, cnt[2] = {1, 1};
+                int dsp[2] = {0, 1};
+                xchg_sparse_result r;
+                int rc = xchg_sparse_exchange_algo(la[a], P > 1 ? 2 : 1, to, buf, cnt, dsp,
+                                                   MPI_INT, NULL, NULL, &r, comm);
+                int ok = rc == MPI_SUCCESS && r.nsources == (P > 1 ? 2 : 1);
+                for (int i = 0; ok && i < r.nsources; i++)
+                    ok = ((int *)r.recvbuf)[r.displs[i]] ==
+                         (r.sources[i] == rank && P > 1 ? 8 : 7);
+                char w[120];
+                snprintf(w, sizeof w, "%s without a node layout, call %d",
+                         xchg_sparse_algo_name(la[a]), call);
+                CHECK_ALL(ok, "%s: rc %d, %d sources", w, rc, r.nsources);
+                xchg_sparse_result_free(&r);
+            }
+        MPI_Comm_free(&comm);
+    }
+    while (n > 0)
+        MPI_Comm_free(&held[--n]);
+    free(held);
+    return refused;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &P);
     int iters = argc > 1 ? atoi(argv[1]) : 1000;
+    xchg_sparse_algo algos[16];
+    int nalgos = 0, only = argc > 2;
+    if (argc > 2 && strcmp(argv[2], "--fallback") == 0) {
+        int refused = fallback();
+        int all[2] = {nfail, npass}, sum[2];
+        MPI_Allreduce(all, sum, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        if (rank == 0)
+            printf("test_sparse --fallback on %d ranks: %s%d checks passed, %d failed\n", P,
+                   refused ? "" : "SKIPPED (MPI never refused a communicator), ", sum[1],
+                   sum[0]);
+        MPI_Finalize();
+        return sum[0] ? 1 : refused ? 0 : 77;
+    }
+    for (int i = 2; i < argc && nalgos < 16; i++) {
+        algos[nalgos] = xchg_sparse_algo_from_name(argv[i]);
+        if (algos[nalgos] == XCHG_SPARSE_INVALID || algos[nalgos] == XCHG_SPARSE_AUTO) {
+            if (rank == 0)
+                fprintf(stderr, "test_sparse: %s is no sparse algorithm\n", argv[i]);
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+        nalgos++;
+    }
+    for (int a = 0; !only && a < xchg_sparse_algo_count() && nalgos < 16; a++)
+        algos[nalgos++] = xchg_sparse_algo_at(a);
     const char *bar = getenv("XCHG_NBX_BARRIER");
+    const char *rpn = getenv("XCHG_RANKS_PER_NODE");
     if (rank == 0)
-        printf("test_sparse on %d ranks, %d back-to-back calls, nbx barrier %s\n", P, iters,
-               bar && *bar ? bar : "MPI_Ibarrier");
+        printf("test_sparse on %d ranks, %d back-to-back calls, nbx barrier %s, "
+               "ranks per node %s\n", P, iters, bar && *bar ? bar : "MPI_Ibarrier",
+               rpn && *rpn ? rpn : "(shared memory)");
     types[TY_INT] = MPI_INT;
     MPI_Type_vector(2, 1, 3, MPI_INT, &types[TY_VEC]);
     MPI_Type_commit(&types[TY_VEC]);
     MPI_Type_contiguous(0, MPI_INT, &types[TY_ZERO]);
     MPI_Type_commit(&types[TY_ZERO]);
 
-    for (int a = 0; a < xchg_sparse_algo_count(); a++) {
-        xchg_sparse_algo algo = xchg_sparse_algo_at(a);
+    for (int a = 0; a < nalgos; a++) {
+        xchg_sparse_algo algo = algos[a];
         for (int out = 0; out < 2; out++) {
             for (int dens = 0; dens < D_N; dens++)
                 for (int ty = 0; ty < TY_N; ty++)
-                    for (uint64_t seed = 1; seed <= 3; seed++)
+                    for (uint64_t seed = 1; seed <= (dens <= D_ALL ? 3u : 1u); seed++)
                         run_case(algo, out, dens, ty, 5, seed * 100 + (uint64_t)dens);
             /* large messages: rendezvous protocols, several in flight */
             run_case(algo, out, D_ONE, TY_INT, 300000, 11);
             run_case(algo, out, D_ALL, TY_INT, 60000, 12);
             run_case(algo, out, D_ALL, TY_VEC, 30000, 13);
+            run_case(algo, out, D_TOLAST, TY_VEC, 20000, 14);
         }
         run_case(XCHG_SPARSE_AUTO, a % 2, D_TEN, TY_INT, 50, 20 + (uint64_t)a);
     }
@@ -503,12 +674,23 @@ int main(int argc, char **argv)
     int mine = 1000 + rank, theirs = -1;
     MPI_Request ureq;
     MPI_Isend(&mine, 1, MPI_INT, (rank + 1) % P, 200, MPI_COMM_WORLD, &ureq);
-    back_to_back(iters, 0, "nbx back-to-back");
-    back_to_back(iters, 1, "all algorithms back-to-back");
+    if (only) {
+        for (int a = 0; a < nalgos; a++) {
+            char what[80];
+            snprintf(what, sizeof what, "%s back-to-back", xchg_sparse_algo_name(algos[a]));
+            back_to_back(iters, &algos[a], 1, what);
+        }
+    } else {
+        xchg_sparse_algo nbx = XCHG_SPARSE_NBX;
+        back_to_back(iters, &nbx, 1, "nbx back-to-back");
+    }
+    back_to_back(iters, algos, nalgos, only ? "the named algorithms back-to-back"
+                                            : "all algorithms back-to-back");
     MPI_Recv(&theirs, 1, MPI_INT, (rank + P - 1) % P, 200, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     MPI_Wait(&ureq, MPI_STATUS_IGNORE);
     CHECK(theirs == 1000 + (rank + P - 1) % P, "caller's message changed: %d", theirs);
     errors();
+    agreed_errors(algos, nalgos);
 
     MPI_Type_free(&types[TY_VEC]);
     MPI_Type_free(&types[TY_ZERO]);

@@ -112,7 +112,7 @@ static int value(int src, int dst, int step, int j)
     return src * 1000003 + dst * 1009 + step * 31 + j;
 }
 
-/* pex's and rsx's census of a pattern: remote messages summed over ranks,
+/* pex's, rsx's and pex_loc's census of a pattern: remote messages summed over ranks,
  * each rank's clipped at CLIP (pex: CLIP for a rank with a count >= 2^24). */
 static long long census_of(enum pat p, int pex, int *dests, int *counts)
 {
@@ -129,11 +129,33 @@ static long long census_of(enum pat p, int pex, int *dests, int *counts)
     return total;
 }
 
+/* Mean ranks per node as the library's node layout makes them (blocks of
+ * XCHG_RANKS_PER_NODE, or shared-memory nodes); collective. */
+static double ranks_per_node(void)
+{
+    const char *k = getenv("XCHG_RANKS_PER_NODE");
+    long r = k ? atol(k) : 0;
+    if (r > 0)
+        return (double)P / (double)((P + r - 1) / r);
+    MPI_Comm node;
+    int lrank, first, nodes;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &lrank);
+    MPI_Comm_free(&node);
+    first = lrank == 0;
+    MPI_Allreduce(&first, &nodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    return (double)P / nodes;
+}
+static double rpn_mean;
+
 /* sparse.c's rule, restated. */
 static xchg_sparse_algo expected_choice(long long census)
 {
     if (P >= 32 && P <= 127 && census >= 0 && census <= 2LL * P)
         return XCHG_SPARSE_RSX;
+    if (rpn_mean >= 16 && census >= 0 &&
+        ((P >= 1024 && census <= 11LL * P) || (P >= 256 && census <= 3LL * P)))
+        return XCHG_SPARSE_PEX_LOC;
     return XCHG_SPARSE_PEX;
 }
 
@@ -165,6 +187,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &P);
     int rounds = argc > 1 ? atoi(argv[1]) : 2;
+    rpn_mean = ranks_per_node();
     MPI_Comm comm;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);

@@ -30,23 +30,48 @@
  *   P = 128: k = 1..3  1.00 to 1.01, k = 6: 1.07
  *   P = 256: k = 1..3  1.12, k = 6: 1.26
  *   P = 448 (8 x 56), density 0.1: pex 74.7, nbx 81.1, rsx 111.4
- * nbx and rma never won a measured cell (nbx 1.2 to 2.3x pex from 32
- * ranks). On real MPI at 4 to 8 ranks pex was already the rule. Nothing
- * was measured above 448 ranks: the last rule keeps the largest measured
- * winner. A new measurement changes only this table. */
+ * The node-aggregated pex_loc against pex, scale setup (SimGrid 4.1, flat
+ * cluster without backbone, 16 ranks per node: `sim/run -np P --rpn 16
+ * --simgrid build/simgrid-4.1 --backbone none build/smpi-4.1/tools/xchg-bench
+ * dsde --density D --iters 5 --warmup 1` (1024 ranks: --iters 3), 16
+ * doubles, median of the slowest rank, µs; docs/sparse.md has the table):
+ *   P = 256:  1% (3 messages per rank) 11.11 / 14.33 = 0.78 (again: 0.78),
+ *             10% (26) 26.38 / 27.43 = 0.96, again 26.83 / 24.40 = 1.10
+ *             and 26.23 / 23.80 = 1.10 (a tie at best)
+ *   P = 1024: 1% (11) 20.15 / 42.41 = 0.48 (auto with this rule: 18.63,
+ *             pex_loc 19.04); 10% (103) not measured (the run passed
+ *             its 40-minute limit)
+ * So pex_loc where it won: from 256 ranks at up to 3 messages per rank,
+ * from 1024 at up to 11 (its census is pex's, so the rule sees the last
+ * call's). It needs nodes of many ranks (on nodes of one rank its step 2
+ * is P-1 messages per rank), so its rule asks the node layout: measured
+ * at 16 ranks per node only, so from 16. nbx, nbx_loc and rma never won a
+ * measured cell (nbx 1.2 to 2.3x pex from 32 to 448 ranks, 0.87x at 1024
+ * ranks and 1%, where pex_loc is 0.48x; nbx_loc 1.02 to 1.6x pex). On
+ * real MPI at 4 to 8 ranks pex was already the rule. Between 128 and 256
+ * ranks nothing was measured (pex stays), nor above 1024: the last rule
+ * keeps the largest measured winner. A new measurement changes only this
+ * table. */
 static const struct sparse_rule {
     int pmin, pmax;     /* communicator sizes it applies to */
     int max_mean;       /* -1: always; else only when the last census saw at
                            most this many remote messages per rank on average */
     xchg_sparse_algo algo;
+    int min_rpn;        /* 0: any nodes; else only where the node layout has at
+                           least this many ranks per node on average (asked
+                           only when the rest matches: the layout is made on
+                           first use, collectively, the same on every rank) */
 } sparse_rules[] = {
-    {32, 127, 2, XCHG_SPARSE_RSX},    /* measured 0.90 to 0.97 of pex */
-    {1, 1 << 30, -1, XCHG_SPARSE_PEX}, /* measured 1 to 448 ranks */
+    {32, 127, 2, XCHG_SPARSE_RSX, 0},    /* measured 0.90 to 0.97 of pex */
+    {1024, 1 << 30, 11, XCHG_SPARSE_PEX_LOC, 16}, /* measured 0.48 of pex */
+    {256, 1 << 30, 3, XCHG_SPARSE_PEX_LOC, 16},   /* measured 0.78 of pex */
+    {1, 1 << 30, -1, XCHG_SPARSE_PEX, 0}, /* measured 1 to 448 ranks */
 };
 
 /* census: the previous call's census_msgs (-1 unknown). *why gets the
  * rule, for XCHG_VERBOSE. */
-static xchg_sparse_algo select_sparse(int P, long long census, char *why, size_t whylen)
+static xchg_sparse_algo select_sparse(xchg_comm_state *cs, int P, long long census, char *why,
+                                      size_t whylen)
 {
     for (size_t i = 0; i < sizeof sparse_rules / sizeof sparse_rules[0]; i++) {
         const struct sparse_rule *r = &sparse_rules[i];
@@ -54,7 +79,14 @@ static xchg_sparse_algo select_sparse(int P, long long census, char *why, size_t
             continue;
         if (r->max_mean >= 0 && (census < 0 || census > (long long)r->max_mean * P))
             continue;
-        if (r->max_mean >= 0)
+        if (r->min_rpn > 0 && xchg_sparse_ranks_per_node(cs) < r->min_rpn)
+            continue;
+        if (r->min_rpn > 0 && r->max_mean >= 0)
+            snprintf(why, whylen, "P >= %d, at most %d messages per rank, >= %d ranks per node",
+                     r->pmin, r->max_mean, r->min_rpn);
+        else if (r->min_rpn > 0)
+            snprintf(why, whylen, "P >= %d, >= %d ranks per node", r->pmin, r->min_rpn);
+        else if (r->max_mean >= 0)
             snprintf(why, whylen, "P in %d..%d, at most %d messages per rank", r->pmin,
                      r->pmax, r->max_mean);
         else if (r->pmin <= 1 && r->pmax >= (1 << 30))
@@ -257,7 +289,7 @@ static int run(xchg_sparse_algo algo, int from_env, int ndest, const int dests[]
         if (algo == XCHG_SPARSE_INVALID) /* so this fails on every rank alike */
             return xchg_raise(comm, xchg_error_code(MPI_ERR_ARG,
                               "XCHG_SPARSE_ALGO=%s names no sparse algorithm "
-                              "(pex, rsx, nbx, rma or auto)",
+                              "(pex, rsx, nbx, rma, pex_loc, nbx_loc or auto)",
                               cs->settings.sparse_algo_text));
     }
     const int known = algo == XCHG_SPARSE_AUTO || xchg_sparse_registry_find(algo) != NULL;
@@ -265,9 +297,10 @@ static int run(xchg_sparse_algo algo, int from_env, int ndest, const int dests[]
         rc = xchg_error_code(MPI_ERR_ARG, "algo %d is not a sparse algorithm of this build",
                              (int)algo);
     /* An argument error fails every rank alike where a collective carries
-     * it: the check mode's allreduce, or else the census of pex and rsx
-     * (below, once the algorithm is known). nbx and rma have no census
-     * that could carry it: there the error is this rank's only. */
+     * it: the check mode's allreduce, or else the census of pex, rsx and
+     * pex_loc (below, once the algorithm is known). nbx, nbx_loc and rma
+     * have no census that could carry it: there the error is this rank's
+     * only. */
     if (cs->settings.check)
         rc = xchg_agree_errors(cs->pcomm, cs->rank, cs->size, rc, "xchg_sparse_exchange");
     if (rc != MPI_SUCCESS && (cs->settings.check || !known))
@@ -281,7 +314,7 @@ static int run(xchg_sparse_algo algo, int from_env, int ndest, const int dests[]
         s.local_err = xchg_typeinfo_get(type, &s.ti);
     if (algo == XCHG_SPARSE_AUTO) {
         char why[96];
-        algo = select_sparse(P, s.ss->census_msgs, why, sizeof why);
+        algo = select_sparse(cs, P, s.ss->census_msgs, why, sizeof why);
         /* rank 0 says the first choice of each algorithm (XCHG_VERBOSE=1)
          * or every change of choice (2) */
         unsigned bit = 1u << ((unsigned)algo & 31u);

@@ -8,7 +8,7 @@
 
 #include "core/registry_lookup.h"
 
-/* pex: its census alltoall always has room for the flag. */
+/* pex, pex_loc: their census alltoalls always have room for the flag. */
 static int always(int P)
 {
     (void)P;
@@ -27,6 +27,12 @@ static const xchg_sparse_info registry[] = {
     {XCHG_SPARSE_RMA, "rma", xchg_sparse_rma,
      "counts by MPI_Put into a cached window, then point-to-point: where "
      "one-sided puts and fences are cheap (RDMA networks)", NULL},
+    {XCHG_SPARSE_PEX_LOC, "pex_loc", xchg_sparse_pex_loc,
+     "pex's census inside each node, one aggregate per node pair through a relay: "
+     "many ranks per node, many destinations per rank", always},
+    {XCHG_SPARSE_NBX_LOC, "nbx_loc", xchg_sparse_nbx_loc,
+     "nbx's protocol in each step, one aggregate per node pair through a relay: "
+     "many ranks per node, no census at all", NULL},
 };
 
 XCHG_REGISTRY_LOOKUP(xchg_sparse_registry, xchg_sparse_info, xchg_sparse_algo, registry)

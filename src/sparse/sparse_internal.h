@@ -17,11 +17,21 @@
 enum {
     XCHG_SPARSE_TAG_SET = 50,    /* tags of one parity */
     XCHG_SPARSE_TAG_DATA = 0,    /* the messages themselves */
-    XCHG_SPARSE_TAG_BARRIER = 1, /* + round: nbx's xchg_ibarrier (XCHG_IBARRIER_TAGS) */
+    XCHG_SPARSE_TAG_BARRIER = 1, /* + round: xchg_ibarrier's (XCHG_IBARRIER_TAGS) of nbx
+                                    and nbx_loc (nbx_loc's node barriers: the same tags
+                                    on the node communicator) */
+    /* 40..47: the node-aggregated variants pex_loc and nbx_loc (loc_common.h) */
+    XCHG_SPARSE_TAG_LOC_GATHER = 40,  /* step 1: to the relay inside the node */
+    XCHG_SPARSE_TAG_LOC_PAIR = 41,    /* step 2: one aggregate per node pair */
+    XCHG_SPARSE_TAG_LOC_SCATTER = 42, /* step 3: from the relay to the receivers */
+    XCHG_SPARSE_TAG_LOC_END = 48,     /* first tag after the loc variants' range */
 };
 
-_Static_assert(XCHG_SPARSE_TAG_BARRIER + XCHG_IBARRIER_TAGS <= XCHG_SPARSE_TAG_SET,
-               "nbx's barrier tags stay inside one tag set");
+_Static_assert(XCHG_SPARSE_TAG_BARRIER + XCHG_IBARRIER_TAGS <= XCHG_SPARSE_TAG_LOC_GATHER,
+               "the barrier tags end below the loc variants' tags");
+_Static_assert(XCHG_SPARSE_TAG_LOC_SCATTER < XCHG_SPARSE_TAG_LOC_END &&
+                   XCHG_SPARSE_TAG_LOC_END <= XCHG_SPARSE_TAG_SET,
+               "the loc variants' tags stay inside one tag set");
 
 /* A received message's buffer: count elements addressed at `addr`. */
 typedef struct xchg_sparse_buf {
@@ -102,6 +112,20 @@ int xchg_sparse_pex(xchg_sparse_call *s);
 int xchg_sparse_rsx(xchg_sparse_call *s);
 int xchg_sparse_nbx(xchg_sparse_call *s);
 int xchg_sparse_rma(xchg_sparse_call *s);
+int xchg_sparse_pex_loc(xchg_sparse_call *s);
+int xchg_sparse_nbx_loc(xchg_sparse_call *s);
+
+/* Mean ranks per node of cs's node layout, for sparse auto's rules of the
+ * node-aggregated algorithms; 0 where the layout cannot be made. Makes the
+ * layout on first use (collective over cs->pcomm, agreed: the same on every
+ * rank); the same tables every rank holds, so the same answer everywhere. */
+double xchg_sparse_ranks_per_node(xchg_comm_state *cs);
+
+/* Tag `off` (XCHG_SPARSE_TAG_*) of this call's parity. */
+static inline int xchg_sparse_tag(const xchg_sparse_call *s, int off)
+{
+    return s->tag_data - XCHG_SPARSE_TAG_DATA + off;
+}
 
 /* A rank's remote messages as it adds them to a census, clipped: the
  * census folds them into the ints it sends anyway (6 bits in pex's, a
