@@ -601,6 +601,11 @@ static int fallback(void)
                 snprintf(w, sizeof w, "%s without a node layout, call %d",
                          xchg_sparse_algo_name(la[a]), call);
                 CHECK_ALL(ok, "%s: rc %d, %d sources", w, rc, r.nsources);
+                xchg_stats st;
+                xchg_get_stats(comm, &st);
+                xchg_sparse_algo plain = a == 0 ? XCHG_SPARSE_PEX : XCHG_SPARSE_NBX;
+                CHECK_ALL(st.sparse_algo == (int)plain, "%s: the stats say %d ran, not %s", w,
+                          st.sparse_algo, xchg_sparse_algo_name(plain));
                 xchg_sparse_result_free(&r);
             }
         MPI_Comm_free(&comm);

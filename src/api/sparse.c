@@ -365,7 +365,7 @@ static int run(xchg_sparse_algo algo, int from_env, int ndest, const int dests[]
                              s.fn_rc, s.rank);
     cs->calls++;
     cs->last.algo = XCHG_ALGO_INVALID;
-    cs->last.sparse_algo = algo;
+    cs->last.sparse_algo = s.ran > 0 ? s.ran : algo;
     cs->last.passed_to_mpi = 0;
     cs->last.temp_bytes = s.mem.temp_peak;
     cs->last.calls = cs->calls;

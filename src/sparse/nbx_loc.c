@@ -223,8 +223,10 @@ int xchg_sparse_nbx_loc(xchg_sparse_call *s)
     nl_run r;
     memset(&r, 0, sizeof r);
     r.s = s;
-    if (xchg_loc_begin(s, &r.x) != MPI_SUCCESS)
-        return xchg_sparse_nbx(s); /* no node layout, on every rank alike */
+    if (xchg_loc_begin(s, &r.x) != MPI_SUCCESS) {
+        s->ran = XCHG_SPARSE_NBX; /* no node layout, on every rank alike */
+        return xchg_sparse_nbx(s);
+    }
     const int tag1 = xchg_sparse_tag(s, XCHG_SPARSE_TAG_LOC_GATHER);
     const int tag2 = xchg_sparse_tag(s, XCHG_SPARSE_TAG_LOC_PAIR);
     const int tag3 = xchg_sparse_tag(s, XCHG_SPARSE_TAG_LOC_SCATTER);

@@ -318,8 +318,10 @@ int xchg_sparse_pex_loc(xchg_sparse_call *s)
     pl_run r;
     memset(&r, 0, sizeof r);
     r.s = s;
-    if (xchg_loc_begin(s, &r.x) != MPI_SUCCESS)
-        return xchg_sparse_pex(s); /* no node layout, on every rank alike */
+    if (xchg_loc_begin(s, &r.x) != MPI_SUCCESS) {
+        s->ran = XCHG_SPARSE_PEX; /* no node layout, on every rank alike */
+        return xchg_sparse_pex(s);
+    }
     int rc = pl_alloc(&r);
     if (rc != MPI_SUCCESS) {
         pl_free(&r);

@@ -67,6 +67,9 @@ typedef struct xchg_sparse_state {
 void xchg_sparse_window_free(xchg_sparse_state *ss);
 
 typedef struct xchg_sparse_call {
+    /* set by an algorithm that hands the call to another (pex_loc and
+     * nbx_loc without a node layout): what really ran, for the stats */
+    xchg_sparse_algo ran;
     const void *sendbuf;
     int ndest;
     const int *dests, *counts, *displs;
