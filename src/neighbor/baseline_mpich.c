@@ -86,13 +86,10 @@ static int model_pfree(xchg_nbr_call *c, void *plan)
 {
     (void)c;
     model_plan *p = plan;
-    int rc = MPI_SUCCESS;
-    for (int i = 0; p && i < p->n; i++) {
-        int e = MPI_Request_free(&p->req[i]);
-        rc = rc == MPI_SUCCESS ? e : rc;
-    }
-    if (p)
-        free(p->req);
+    if (!p)
+        return MPI_SUCCESS;
+    int rc = xchg_nbr_requests_free(p->n, p->req);
+    free(p->req);
     free(p);
     return rc;
 }
@@ -106,10 +103,7 @@ static int model_pinit(xchg_nbr_call *c, void **plan)
     if (rc == MPI_SUCCESS)
         rc = post_all(c, 1, p);
     if (rc != MPI_SUCCESS) {
-        if (p && p->req)
-            model_pfree(c, p);
-        else
-            free(p);
+        model_pfree(c, p); /* frees what was made: NULL p or req too */
         return rc;
     }
     *plan = p;

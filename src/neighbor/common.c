@@ -58,3 +58,14 @@ int xchg_nbr_complete(xchg_nbr_call *c, int n, MPI_Request req[], const int from
     free(st);
     return rc;
 }
+
+int xchg_nbr_requests_free(int n, MPI_Request req[])
+{
+    int rc = MPI_SUCCESS;
+    for (int i = 0; i < n; i++) {
+        int e = MPI_Request_free(&req[i]);
+        if (rc == MPI_SUCCESS)
+            rc = e;
+    }
+    return rc;
+}

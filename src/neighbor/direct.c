@@ -117,12 +117,7 @@ static int direct_pfree(xchg_nbr_call *c, void *p)
     direct_plan *dp = p;
     if (!dp)
         return MPI_SUCCESS;
-    int rc = MPI_SUCCESS;
-    for (int i = 0; i < dp->n; i++) {
-        int e = MPI_Request_free(&dp->req[i]);
-        if (rc == MPI_SUCCESS)
-            rc = e;
-    }
+    int rc = xchg_nbr_requests_free(dp->n, dp->req);
     xchg_temp_free(&c->mem, dp->req, dp->bytes);
     free(dp);
     return rc;

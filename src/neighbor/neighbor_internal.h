@@ -139,4 +139,7 @@ const xchg_nbr_stats *xchg_neighbor_locality_stats(const void *analysis);
 int xchg_nbr_complete(xchg_nbr_call *c, int n, MPI_Request req[], const int from[],
                       int *flag, const char *who);
 
+/* Frees n inactive persistent requests (a plan's free); the first error. */
+int xchg_nbr_requests_free(int n, MPI_Request req[]);
+
 #endif /* XCHG_NEIGHBOR_INTERNAL_H */

@@ -318,10 +318,14 @@ static int make_from_file(nb_run *r, MPI_Comm comm)
         }
         if (in == cap || out == cap) {
             cap *= 2;
-            src = realloc(src, sizeof(int) * (size_t)cap);
-            dst = realloc(dst, sizeof(int) * (size_t)cap);
-            if (!src || !dst)
+            int *s2 = realloc(src, sizeof(int) * (size_t)cap);
+            src = s2 ? s2 : src; /* kept for the free below */
+            int *d2 = s2 ? realloc(dst, sizeof(int) * (size_t)cap) : NULL;
+            dst = d2 ? d2 : dst;
+            if (!s2 || !d2) {
+                rc = MPI_ERR_NO_MEM;
                 break;
+            }
         }
         if (d == r->rank)
             src[in++] = s;
