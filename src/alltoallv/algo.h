@@ -20,13 +20,16 @@ typedef int (*xchg_alltoallv_fn)(xchg_call *c);
  * plan: its arrays are the request's own copies, its buffers the caller's
  * (sendbuf is the request's in-place copy for MPI_IN_PLACE). Temporary
  * memory a plan keeps is taken with xchg_temp_alloc on that call. An algorithm
- * without hooks gets the generic path: start runs the blocking call. */
+ * without hooks gets the generic path: start runs the blocking call; so
+ * does a call its fits hook (optional, collective-free, the same on every
+ * rank) turns down. */
 typedef struct xchg_persist_ops {
     int (*init)(xchg_call *c, void **plan);
     int (*start)(xchg_call *c, void *plan);
     int (*test)(xchg_call *c, void *plan, int *flag);
     int (*wait)(xchg_call *c, void *plan);
     int (*free)(xchg_call *c, void *plan);
+    int (*fits)(const xchg_call *c); /* NULL: every call */
 } xchg_persist_ops;
 
 

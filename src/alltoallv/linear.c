@@ -8,6 +8,13 @@
  * so a zero send count pairs with a zero receive count) and the block to
  * self is copied locally. One latency, P-1 messages in flight: best for
  * medium P and medium to large messages; 2(P-1) requests of memory.
+ *
+ * Beyond XCHG_MAX_INFLIGHT requests (default 2048, i.e. from 1026 ranks)
+ * it keeps that many in flight instead, as a sliding window
+ * (p2p_window.c): at 4096+ ranks, thousands of posted receives and
+ * unexpected messages per rank overflow a NIC's match list (TuNA's
+ * warning for Slingshot). Its persistent form then takes the generic path
+ * (each start runs the windowed exchange).
  */
 #include "p2p_common.h"
 
@@ -27,6 +34,8 @@
  * its receive count is drained, not truncated in the final wait. */
 int xchg_alltoallv_linear(xchg_call *c)
 {
+    if (xchg_linear_bounded(c))
+        return xchg_p2p_windowed(c, c->cs->settings.max_inflight, XCHG_TAG_LINEAR, "linear");
     const int P = c->size, me = c->rank;
     int err = MPI_SUCCESS, mpierr = MPI_SUCCESS;
     const size_t slots = (size_t)(P > 1 ? P - 1 : 1);
@@ -237,5 +246,12 @@ static int linear_ptest(xchg_call *c, void *p, int *flag)
     return MPI_Testall(lp->n, lp->req, flag, MPI_STATUSES_IGNORE);
 }
 
+/* Beyond XCHG_MAX_INFLIGHT the generic path: each start runs the windowed
+ * exchange (a plan would start 2 (P - 1) requests at once). */
+static int linear_pfits(const xchg_call *c)
+{
+    return !xchg_linear_bounded(c);
+}
+
 const xchg_persist_ops xchg_linear_persist = {linear_pinit, linear_pstart, linear_ptest,
-                                              linear_pwait, linear_pfree};
+                                              linear_pwait, linear_pfree, linear_pfits};

@@ -56,4 +56,17 @@ static inline int xchg_p2p_is_truncate(int e)
  * be returned once the exchange is complete. NULL only if malloc fails. */
 void *xchg_p2p_alloc_small(xchg_call *c, size_t bytes, const char *what, int *err);
 
+/* The spread-out exchange with at most K >= 2 requests in flight, tagged
+ * tag (p2p_window.c): scattered, and linear beyond XCHG_MAX_INFLIGHT. */
+int xchg_p2p_windowed(xchg_call *c, int K, int tag, const char *who);
+
+/* Linear posts 2 (P - 1) requests at once: beyond XCHG_MAX_INFLIGHT (set,
+ * and agreed, so every rank decides alike) it runs the windowed engine
+ * instead, one-shot and persistent. */
+static inline int xchg_linear_bounded(const xchg_call *c)
+{
+    const int bound = c->cs->settings.max_inflight;
+    return bound > 0 && 2 * (long long)(c->size - 1) > bound;
+}
+
 #endif

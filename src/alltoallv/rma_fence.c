@@ -85,7 +85,7 @@ static int fence_free(xchg_call *c, void *p)
 }
 
 const xchg_persist_ops xchg_rma_fence_persist = {fence_init, fence_start, fence_test,
-                                                 fence_wait, fence_free};
+                                                 fence_wait, fence_free, NULL};
 
 int xchg_alltoallv_rma_fence(xchg_call *c)
 {

@@ -223,7 +223,7 @@ static int lock_test(xchg_call *c, void *p, int *flag)
 }
 
 const xchg_persist_ops xchg_rma_lock_persist = {lock_init, lock_start, lock_test, lock_wait,
-                                                lock_free};
+                                                lock_free, NULL};
 
 int xchg_alltoallv_rma_lock(xchg_call *c)
 {

@@ -86,4 +86,4 @@ static int vendor_pfree(xchg_call *c, void *p)
 }
 
 const xchg_persist_ops xchg_vendor_persist = {vendor_pinit, vendor_pstart, vendor_ptest,
-                                              vendor_pwait, vendor_pfree};
+                                              vendor_pwait, vendor_pfree, NULL};

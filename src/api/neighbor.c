@@ -103,33 +103,10 @@ int xchg_nbr_resolve_algo(const xchg_settings *s, xchg_neighbor_algo algo, int f
     return MPI_SUCCESS;
 }
 
-/* auto's cost model, per rank, from the graph's statistics that
- * locality's analysis agreed (averages over the ranks: B blocks to other
- * nodes, K other nodes sent to, F forward messages inside the node, V
- * bytes to other nodes):
- *   direct   = B x PER_BLOCK
- *   locality = (K + F) x PER_HOP_MESSAGE + V x PER_BYTE
- * (what both do alike, the blocks inside the node and the bytes on the
- * wire, cancels). Fitted by least squares to locality - direct in the
- * simulated study (sim/neighbor-study, scale setup, 256 ranks; 64 B:
- * stencil7, stencil27, spmv8x4 at 16 ranks per node on hpc and 64 on
- * hpc200; 1 KiB: stencil7, stencil27 at 16): every fitted difference has
- * the measured sign, within 1.5 us. Why a direct block costs half a
- * locality message: direct's messages overlap one another's latency,
- * locality's two hops wait for each other; SMPI charges a message inside
- * a node the same overhead as one between nodes, so there locality wins
- * only where a rank's remote blocks outnumber its aggregates and
- * forwards about two to one. Real networks whose inter-node messages
- * cost more than intra-node ones favour locality more than this. */
-#define NBR_PER_BLOCK 0.27e-6
-#define NBR_PER_HOP_MESSAGE 0.48e-6
-#define NBR_PER_BYTE 0.65e-9
-
+/* auto's choice from the modelled times (src/select/model_neighbor.c). */
 static xchg_neighbor_algo auto_model(const xchg_nbr_stats *s, double *direct, double *locality)
 {
-    *direct = s->remote_blocks * NBR_PER_BLOCK;
-    *locality = (s->remote_nodes + s->forwards) * NBR_PER_HOP_MESSAGE +
-                s->remote_bytes * NBR_PER_BYTE;
+    xchg_model_neighbor(s, direct, locality);
     return *locality < *direct ? XCHG_NEIGHBOR_LOCALITY : XCHG_NEIGHBOR_DIRECT;
 }
 
@@ -159,10 +136,12 @@ static xchg_neighbor_algo auto_choice(nbr_state *st, xchg_nbr_call *c)
         st->auto_algo = auto_model(s, &d, &l);
         if (c->rank == 0 && c->cs->settings.verbose >= 1)
             fprintf(stderr, "xchg: neighbor auto chose %s on P=%d (per rank: %.1f blocks to "
-                    "%.1f other nodes, %.0f bytes, locality would forward %.1f; modelled "
-                    "direct %.2f us, locality %.2f us)\n",
+                    "%.1f other nodes of %.1f blocks, %.0f bytes, %.1f ranks per node, "
+                    "locality would forward %.1f; busiest partner: %.0f forwards, %.0f "
+                    "bytes; modelled direct %.2f us, locality %.2f us)\n",
                     xchg_neighbor_algo_name(st->auto_algo), c->size, s->remote_blocks,
-                    s->remote_nodes, s->remote_bytes, s->forwards, d * 1e6, l * 1e6);
+                    s->remote_nodes, s->blocks, s->remote_bytes, s->node_ranks, s->forwards,
+                    s->forwards_max, s->handed_bytes_max, d * 1e6, l * 1e6);
     }
     return st->auto_algo;
 }

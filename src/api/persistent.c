@@ -33,6 +33,7 @@ struct xchg_request_s {
     void *ip_buf;                /* MPI_IN_PLACE copy of recvbuf's blocks */
     size_t ip_bytes;
     MPI_Aint ip_lo;
+    const xchg_persist_ops *persist; /* the algorithm's hooks, NULL on the generic path */
     void *plan;                  /* the algorithm's, NULL on the generic path */
     int active;
     int generic_rc;              /* generic path: result of the call in start */
@@ -204,8 +205,11 @@ int xchg_alltoallv_init_run(xchg_algo algo, int from_env, int pre_err, const voi
         rc = xchg_select_alltoallv_now(c, &algo); /* once, at init, from its own counts */
     if (rc == MPI_SUCCESS) {
         r->algo = xchg_registry_find(algo);
-        if (r->algo->persist)
-            rc = r->algo->persist->init(c, &r->plan);
+        r->persist = r->algo->persist;
+        if (r->persist && r->persist->fits && !r->persist->fits(c))
+            r->persist = NULL;
+        if (r->persist)
+            rc = r->persist->init(c, &r->plan);
     }
     if (rc != MPI_SUCCESS) {
         request_destroy(r);
@@ -323,7 +327,7 @@ int xchg_start(xchg_request r)
         }
         return MPI_SUCCESS;
     }
-    if (r->passed_to_mpi || r->algo->persist)
+    if (r->passed_to_mpi || r->persist)
         xchg_nb_drain(c->cs); /* they use the private communicator at once */
     if (r->passed_to_mpi) {
         c->cs->calls++;
@@ -342,14 +346,14 @@ int xchg_start(xchg_request r)
     xchg_record_count(c->cs, r->rec_shape);
     r->active = 1;
     int rc;
-    if (r->algo->persist) {
-        rc = r->algo->persist->start(c, r->plan);
+    if (r->persist) {
+        rc = r->persist->start(c, r->plan);
         if (rc != MPI_SUCCESS) {
             /* The start may have set operations in flight (MPI_Startall,
              * a fence) and partners wait for this exchange: complete it
              * before the request becomes inactive, so it stays usable and
              * nothing is left running. The start's error is the one reported. */
-            r->algo->persist->wait(c, r->plan);
+            r->persist->wait(c, r->plan);
             return complete(r, rc);
         }
     } else if (blocking_start(c->cs, r->algo->id) ||
@@ -373,7 +377,7 @@ int xchg_wait(xchg_request r)
              : r->passed_to_mpi ? MPI_Wait(&r->mpi_req, MPI_STATUS_IGNORE)
              : r->nb            ? xchg_nb_wait(r->nb)
              : r->nonblocking   ? r->generic_rc
-             : r->algo->persist ? r->algo->persist->wait(&r->c, r->plan)
+             : r->persist ? r->persist->wait(&r->c, r->plan)
                                 : r->generic_rc;
     return complete(r, rc);
 }
@@ -397,8 +401,8 @@ int xchg_test(xchg_request r, int *flag)
         rc = xchg_nb_test(r->nb, &done);
     } else if (r->nonblocking) {
         rc = r->generic_rc;
-    } else if (r->algo->persist) {
-        rc = r->algo->persist->test(&r->c, r->plan, &done);
+    } else if (r->persist) {
+        rc = r->persist->test(&r->c, r->plan, &done);
     } else {
         rc = r->generic_rc;
     }
@@ -423,9 +427,9 @@ int xchg_request_free(xchg_request *req)
         rc = r->ops->free(r->ops_ctx);
     else if (r->passed_to_mpi)
         rc = MPI_Request_free(&r->mpi_req); /* MPI_REQUEST_NULL afterwards */
-    else if (!r->nonblocking && r->algo->persist) {
+    else if (!r->nonblocking && r->persist) {
         xchg_nb_drain(r->c.cs); /* the plan's free may be collective */
-        rc = r->algo->persist->free(&r->c, r->plan);
+        rc = r->persist->free(&r->c, r->plan);
     }
     MPI_Comm comm = error_comm(r); /* before the state may go */
     request_destroy(r);

@@ -91,6 +91,11 @@ static const struct setting_def {
                           "round(sqrt(ranks per node / nodes)), at least 1"},
     [XCHG_SET_NEIGHBOR_ALGO] = {"XCHG_NEIGHBOR_ALGO", KIND_NEIGHBOR_ALGO, 0, 0, 0,
                                 "direct, locality or auto", 0, "auto"},
+    /* Requests that linear and the sparse exchanges keep posted at once
+     * (TuNA's warning: at 4096+ ranks a NIC's match list overflows and the
+     * job aborts). 2048 leaves everything as it was up to 1025 ranks. */
+    [XCHG_SET_MAX_INFLIGHT] = {"XCHG_MAX_INFLIGHT", KIND_INT, 2, 1 << 24, 2048,
+                               "0 (no bound) or an integer in [2, 2^24]", 1, "2048"},
     [XCHG_SET_MPICH_THROTTLE] = {"MPIR_CVAR_ALLTOALL_THROTTLE", KIND_INT, 1, 1 << 20, 32,
                                  "0 (no throttle) or an integer in [1, 1048576]", 1, "32"},
 };
@@ -302,6 +307,9 @@ static void apply(xchg_settings *s, int i, int64_t v, const char *text)
         s->neighbor_algo = v == VALUE_UNSET ? XCHG_NEIGHBOR_AUTO
                            : unknown ? XCHG_NEIGHBOR_INVALID : (xchg_neighbor_algo)v;
         snprintf(s->neighbor_algo_text, sizeof s->neighbor_algo_text, "%s", text);
+        break;
+    case XCHG_SET_MAX_INFLIGHT:
+        s->max_inflight = (int)(v == VALUE_UNSET ? defs[i].dflt : v);
         break;
     case XCHG_SET_MPICH_THROTTLE:
         s->mpich_throttle = (int)(v == VALUE_UNSET ? defs[i].dflt : v);

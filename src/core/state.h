@@ -74,6 +74,7 @@ typedef enum xchg_setting_id {
     XCHG_SET_RECORD_MAX,
     XCHG_SET_LEADERS,
     XCHG_SET_NEIGHBOR_ALGO,
+    XCHG_SET_MAX_INFLIGHT,
     XCHG_SETTING_COUNT
 } xchg_setting_id;
 
@@ -82,6 +83,7 @@ typedef struct xchg_settings {
     xchg_sparse_algo sparse_algo; /* AUTO when unset, INVALID for an unknown name */
     char alltoallv_algo_text[64], sparse_algo_text[64]; /* as set, for messages */
     int throttle;                 /* requests in flight (scattered, the model) */
+    int max_inflight;             /* XCHG_MAX_INFLIGHT: requests a direct algorithm posts at once; 0: no bound */
     int bruck_radix;              /* 0: ceil(sqrt P) */
     int bruck_radix_intra;        /* bruck_2level inside a node; 0: ceil(sqrt L) */
     int bruck_radix_inter;        /* bruck_2level across nodes; 0: ceil(sqrt nodes) */

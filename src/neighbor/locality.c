@@ -123,26 +123,30 @@ static int is_remote(const loc_analysis *a, int me, int peer)
 }
 
 /* Which ranks send aggregates here and which ranks of this node expect a
- * forward message from here (one MPI_Alltoall of two flags per pair: "I
- * send you an aggregate", "I expect a forward from you"), so both ends of
- * every message know it from the graph alone; and the agreed statistics
- * (one MPI_Allreduce). */
+ * forward message from here (one MPI_Alltoall of two values per pair:
+ * "I send you an aggregate of this many bytes" (+1, so that an aggregate
+ * of zero-size blocks still counts), "I expect a forward from you"), so
+ * both ends of every message know it from the graph alone; and the agreed
+ * statistics (two MPI_Allreduce: sums and maxima). The bytes are those of
+ * this first call's counts: auto's model only. */
 static int census(xchg_nbr_call *c, loc_analysis *a)
 {
     const int P = a->P, me = c->rank, node = a->node_of[me];
-    int *out = calloc(4 * (size_t)P, sizeof(int)), *in = out ? out + 2 * P : NULL;
+    int64_t *out = calloc(4 * (size_t)P, sizeof(int64_t)), *in = out ? out + 2 * P : NULL;
     int err = out ? MPI_SUCCESS : xchg_error_code(MPI_ERR_NO_MEM, "locality: no memory "
                                                   "for the census");
-    double v[4] = {0, 0, 0, 0};
+    double v[6] = {0, 0, 0, 0, 0, 0}, m[2] = {0, 0};
     for (int j = 0; out && j < c->g->outdegree; j++) {
         int d = c->g->dests[j];
+        v[4] += d != MPI_PROC_NULL;
         if (!is_remote(a, me, d))
             continue;
         int p = partner(a, me, a->node_of[d]);
+        int64_t bytes = (int64_t)c->sendcounts[j] * c->st.size;
         v[0] += 1;
         v[1] += !out[2 * p];
-        v[2] += (double)c->sendcounts[j] * c->st.size;
-        out[2 * p] = 1;
+        v[2] += (double)bytes;
+        out[2 * p] += bytes + !out[2 * p];
     }
     for (int i = 0; out && i < c->g->indegree; i++)
         if (is_remote(a, me, c->g->sources[i]))
@@ -152,20 +156,27 @@ static int census(xchg_nbr_call *c, loc_analysis *a)
         free(out);
         return err;
     }
-    int rc = xchg_mpi_alltoall(out, 2, MPI_INT, in, 2, MPI_INT, c->comm);
-    for (int s = 0; rc == MPI_SUCCESS && s < P; s++)
+    int rc = xchg_mpi_alltoall(out, 2, MPI_INT64_T, in, 2, MPI_INT64_T, c->comm);
+    for (int s = 0; rc == MPI_SUCCESS && s < P; s++) {
         v[3] += in[2 * s + 1] != 0; /* the forward messages this rank sends */
+        m[0] += in[2 * s + 1] != 0;
+        m[1] += in[2 * s] > 0 ? (double)(in[2 * s] - 1) : 0; /* bytes it hands on */
+    }
+    v[5] = a->first[node + 1] - a->first[node];
     if (rc == MPI_SUCCESS)
-        rc = xchg_mpi_allreduce(MPI_IN_PLACE, v, 4, MPI_DOUBLE, MPI_SUM, c->comm);
+        rc = xchg_mpi_allreduce(MPI_IN_PLACE, v, 6, MPI_DOUBLE, MPI_SUM, c->comm);
+    if (rc == MPI_SUCCESS)
+        rc = xchg_mpi_allreduce(MPI_IN_PLACE, m, 2, MPI_DOUBLE, MPI_MAX, c->comm);
     const int L = a->first[node + 1] - a->first[node];
+    int *srcs = (int *)out; /* out is free again: the list of sources, compacted */
     a->nsrc = 0;
     for (int s = 0; rc == MPI_SUCCESS && s < P; s++)
         if (in[2 * s])
-            out[a->nsrc++] = s; /* out is free again: the list, compacted */
+            srcs[a->nsrc++] = s;
     a->srcs = rc == MPI_SUCCESS ? malloc(sizeof(int) * (size_t)(a->nsrc + 1) + (size_t)L + 1)
                                 : NULL;
     if (a->srcs) {
-        memcpy(a->srcs, out, sizeof(int) * (size_t)a->nsrc);
+        memcpy(a->srcs, srcs, sizeof(int) * (size_t)a->nsrc);
         a->forward_to = (char *)(a->srcs + a->nsrc + 1);
         for (int l = 0; l < L; l++)
             a->forward_to[l] = (char)(in[2 * a->members[a->first[node] + l] + 1] != 0);
@@ -176,6 +187,10 @@ static int census(xchg_nbr_call *c, loc_analysis *a)
     a->stats.remote_nodes = v[1] / P;
     a->stats.remote_bytes = v[2] / P;
     a->stats.forwards = v[3] / P;
+    a->stats.blocks = v[4] / P;
+    a->stats.node_ranks = v[5] / P;
+    a->stats.forwards_max = m[0];
+    a->stats.handed_bytes_max = m[1];
     free(out);
     return rc;
 }

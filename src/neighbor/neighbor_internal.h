@@ -95,10 +95,16 @@ typedef int (*xchg_nbr_analyse_fn)(xchg_nbr_call *c, void **analysis);
 
 /* Agreed statistics of a graph for auto's choice (locality's analysis),
  * per rank on average: neighbour blocks to other nodes, distinct other
- * nodes sent to, bytes to other nodes (of the analysed call), and the
- * forward messages locality sends inside the node. */
+ * nodes sent to, bytes to other nodes (of the analysed call), the
+ * forward messages locality sends inside the node, all neighbour blocks
+ * (on the node too), and the ranks of a rank's node; and the most forward
+ * messages and aggregate bytes that one rank hands on (a partner that
+ * serves a whole node's traffic to it: its load, not the average, sets
+ * how long locality takes). */
 typedef struct xchg_nbr_stats {
     double remote_blocks, remote_nodes, remote_bytes, forwards;
+    double blocks, node_ranks;
+    double forwards_max, handed_bytes_max; /* the busiest rank's */
 } xchg_nbr_stats;
 
 /* Everything the library knows of a neighbour algorithm (registry.c). */

@@ -222,6 +222,8 @@ double xchg_model_linear(const xchg_model_params *m, const xchg_pattern_stats *s
      * so half their overheads hide under the flows (fitted: hot 256 B,
      * random and zipf 1 KiB at P=64: 59.5, 70.5, 70.9 us simulated,
      * 60.5, 68.9, 69.7 modelled) */
+    if (m->max_inflight > 0 && 2.0 * (k.P - 1.0) > m->max_inflight)
+        return direct; /* past XCHG_MAX_INFLIGHT it runs scattered's window */
     if (blk > 16384.0)
         return direct + incast;
     return a + fmax(posts * o, direct_bw + 0.5 * (double)s->max_recv_nnz * o) + incast;
@@ -591,6 +593,7 @@ void xchg_model_defaults(xchg_model_params *m)
     m->incast = 0.0;
     m->vendor_overhead_factor = 1.0;
     m->throttle = 32.0;
+    m->max_inflight = 2048.0;
     m->radix = 4.0;
     m->leaders = 0.0; /* XCHG_LEADERS unset: multileader's own rule */
     /* Padded slot bytes below which MPI_Alltoall runs Bruck's log P

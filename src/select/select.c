@@ -229,6 +229,7 @@ static void model_params(const xchg_call *c, xchg_model_params *m)
 {
     xchg_model_defaults(m);
     m->throttle = (double)setting_throttle(c);
+    m->max_inflight = (double)c->cs->settings.max_inflight;
     m->radix = (double)xchg_bruck_radix_for(&c->cs->settings, c->size);
     m->radix_intra_set = c->cs->settings.bruck_radix_intra;
     m->radix_inter_set = c->cs->settings.bruck_radix_inter;

@@ -95,6 +95,7 @@ typedef struct xchg_model_params {
     double sync;         /* extra s per pairwise step */
     double vendor_overhead_factor;
     double throttle, radix;
+    double max_inflight; /* XCHG_MAX_INFLIGHT (0: no bound) */
     /* bruck_2level's radix settings (0: ceil(sqrt) of the level's size) */
     int radix_intra_set, radix_inter_set;
     double leaders;      /* XCHG_LEADERS (0: multileader's rule) */

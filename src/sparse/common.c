@@ -9,6 +9,7 @@
  */
 #include "sparse_internal.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,26 +66,101 @@ int xchg_sparse_census_degree(const xchg_sparse_call *s)
     return n;
 }
 
+static int isend_one(xchg_sparse_call *s, int i, int ssend, MPI_Request *req)
+{
+    const void *buf = xchg_block_addr(s->sendbuf, s->displs[i], &s->ti);
+    int count = s->counts[i];
+    MPI_Datatype t = s->ti.type;
+    if (s->ti.size == 0) {
+        buf = &s->counts[i];
+        count = 1;
+        t = MPI_INT;
+    }
+    return (ssend ? MPI_Issend : MPI_Isend)(buf, count, t, s->dests[i], s->tag_data, s->comm,
+                                            req);
+}
+
 int xchg_sparse_isend_all(xchg_sparse_call *s, int ssend, MPI_Request *reqs, int *nreq)
 {
     int n = 0, rc = MPI_SUCCESS;
     for (int i = 0; i < s->ndest && rc == MPI_SUCCESS; i++) {
         if (!xchg_sparse_remote(s, i))
             continue;
-        const void *buf = xchg_block_addr(s->sendbuf, s->displs[i], &s->ti);
-        int count = s->counts[i];
-        MPI_Datatype t = s->ti.type;
-        if (s->ti.size == 0) {
-            buf = &s->counts[i];
-            count = 1;
-            t = MPI_INT;
-        }
-        rc = (ssend ? MPI_Issend : MPI_Isend)(buf, count, t, s->dests[i], s->tag_data,
-                                              s->comm, &reqs[n]);
+        rc = isend_one(s, i, ssend, &reqs[n]);
         if (rc == MPI_SUCCESS)
             n++;
     }
     *nreq = n;
+    return rc;
+}
+
+int xchg_sparse_window(const xchg_sparse_call *s)
+{
+    int bound = s->cs->settings.max_inflight;
+    return bound > 0 ? bound : INT_MAX;
+}
+
+int xchg_sparse_isend_fill(xchg_sparse_call *s, int ssend, MPI_Request *reqs, int W, int *next)
+{
+    int rc = MPI_SUCCESS;
+    for (int k = 0; k < W && *next < s->ndest && rc == MPI_SUCCESS; k++) {
+        if (reqs[k] != MPI_REQUEST_NULL)
+            continue;
+        while (*next < s->ndest && !xchg_sparse_remote(s, *next))
+            ++*next;
+        if (*next < s->ndest)
+            rc = isend_one(s, (*next)++, ssend, &reqs[k]);
+    }
+    while (*next < s->ndest && !xchg_sparse_remote(s, *next))
+        ++*next; /* so that *next == ndest says "all posted" */
+    return rc;
+}
+
+int xchg_sparse_exchange_windowed(xchg_sparse_call *s, int nrecv, int W)
+{
+    const int slots = W < s->ndest ? W : (s->ndest ? s->ndest : 1);
+    MPI_Request *reqs = malloc((size_t)slots * sizeof *reqs);
+    int *done = malloc((size_t)slots * sizeof *done);
+    if (!reqs || !done) {
+        free(reqs);
+        free(done);
+        return xchg_error_code(MPI_ERR_NO_MEM, "sparse exchange: no memory for %d requests",
+                               slots);
+    }
+    for (int k = 0; k < slots; k++)
+        reqs[k] = MPI_REQUEST_NULL;
+    int next = 0, received = 0, outcount = 0;
+    int rc = xchg_sparse_isend_fill(s, 0, reqs, slots, &next);
+    if (rc == MPI_SUCCESS)
+        rc = xchg_sparse_deliver_self(s);
+    /* Polls both sides: a rank never blocks while it has sends to post or
+     * messages to take, so no cycle of waiting ranks can form. The nrecv
+     * messages of this call's tag are exactly this call's (the next call
+     * uses the other parity's tag and cannot finish its census first). */
+    while (rc == MPI_SUCCESS && (received < nrecv || outcount != MPI_UNDEFINED)) {
+        int flag = 0;
+        MPI_Status st;
+        if (received < nrecv) {
+            rc = MPI_Iprobe(MPI_ANY_SOURCE, s->tag_data, s->comm, &flag, &st);
+            if (rc == MPI_SUCCESS && flag) {
+                rc = xchg_sparse_recv_probed(s, &st);
+                received++;
+                continue;
+            }
+        }
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Testsome(slots, reqs, &outcount, done, MPI_STATUSES_IGNORE);
+        if (rc == MPI_SUCCESS && outcount != MPI_UNDEFINED && outcount > 0)
+            rc = xchg_sparse_isend_fill(s, 0, reqs, slots, &next);
+        if (rc == MPI_SUCCESS && outcount == MPI_UNDEFINED && next < s->ndest) {
+            outcount = 0; /* all slots free, more to post */
+            rc = xchg_sparse_isend_fill(s, 0, reqs, slots, &next);
+        }
+    }
+    if (rc != MPI_SUCCESS) /* partners may still match them: wait, as the others do */
+        MPI_Waitall(slots, reqs, MPI_STATUSES_IGNORE);
+    free(reqs);
+    free(done);
     return rc;
 }
 
@@ -168,6 +244,11 @@ int xchg_sparse_p2p_known(xchg_sparse_call *s, const int *recvcounts)
     int P = s->size, nrecv = 0, nsend = 0, rc = MPI_SUCCESS;
     for (int p = 0; p < P; p++)
         nrecv += p != s->rank && recvcounts[p] > 0;
+    int nremote = 0;
+    for (int i = 0; i < s->ndest; i++)
+        nremote += xchg_sparse_remote(s, i);
+    if ((long long)nrecv + nremote > xchg_sparse_window(s)) /* XCHG_MAX_INFLIGHT */
+        return xchg_sparse_exchange_windowed(s, nrecv, xchg_sparse_window(s));
     size_t nreq = (size_t)nrecv + (size_t)s->ndest;
     MPI_Request *reqs = malloc((nreq ? nreq : 1) * sizeof *reqs);
     xchg_sparse_buf *bufs = calloc(nrecv ? (size_t)nrecv : 1, sizeof *bufs);

@@ -27,11 +27,22 @@
 int xchg_sparse_nbx(xchg_sparse_call *s)
 {
     xchg_ibarrier bar;
-    int nsend = 0;
-    MPI_Request *reqs = malloc((s->ndest ? (size_t)s->ndest : 1) * sizeof *reqs);
-    if (!reqs)
-        return xchg_error_code(MPI_ERR_NO_MEM, "nbx: no memory for %d requests", s->ndest);
-    int rc = xchg_sparse_isend_all(s, 1, reqs, &nsend);
+    /* At most XCHG_MAX_INFLIGHT synchronous sends in flight: a window of
+     * slots refilled as they complete (the barrier starts once the last
+     * is posted and all are matched). */
+    const int W = xchg_sparse_window(s);
+    const int slots = W < s->ndest ? W : (s->ndest ? s->ndest : 1);
+    MPI_Request *reqs = malloc((size_t)slots * sizeof *reqs);
+    int *done_idx = malloc((size_t)slots * sizeof *done_idx);
+    if (!reqs || !done_idx) {
+        free(reqs);
+        free(done_idx);
+        return xchg_error_code(MPI_ERR_NO_MEM, "nbx: no memory for %d requests", slots);
+    }
+    for (int k = 0; k < slots; k++)
+        reqs[k] = MPI_REQUEST_NULL;
+    int next = 0;
+    int rc = xchg_sparse_isend_fill(s, 1, reqs, slots, &next);
     if (rc == MPI_SUCCESS)
         rc = xchg_sparse_deliver_self(s);
     int in_barrier = 0, done = 0;
@@ -46,9 +57,11 @@ int xchg_sparse_nbx(xchg_sparse_call *s)
         if (rc != MPI_SUCCESS)
             break;
         if (!in_barrier) {
-            int sent = 0;
-            rc = MPI_Testall(nsend, reqs, &sent, MPI_STATUSES_IGNORE);
-            if (rc == MPI_SUCCESS && sent) {
+            int outcount = 0;
+            rc = MPI_Testsome(slots, reqs, &outcount, done_idx, MPI_STATUSES_IGNORE);
+            if (rc == MPI_SUCCESS && next < s->ndest && outcount != 0)
+                rc = xchg_sparse_isend_fill(s, 1, reqs, slots, &next);
+            else if (rc == MPI_SUCCESS && outcount == MPI_UNDEFINED) { /* all matched */
                 rc = xchg_ibarrier_start(&bar, s->comm, s->tag_barrier,
                                          s->cs->settings.nbx_dissemination);
                 in_barrier = 1;
@@ -60,5 +73,6 @@ int xchg_sparse_nbx(xchg_sparse_call *s)
     if (in_barrier && !done)
         xchg_ibarrier_free(&bar);
     free(reqs);
+    free(done_idx);
     return rc;
 }

@@ -55,6 +55,15 @@ int xchg_sparse_rsx(xchg_sparse_call *s)
     int nrecv = fold ? got % P : got;
     if (rc == MPI_SUCCESS)
         s->ss->census_msgs = fold ? got / P : -1; /* -1: not carried (agreed: P) */
+    int nremote = 0;
+    for (int i = 0; i < s->ndest; i++)
+        nremote += xchg_sparse_remote(s, i);
+    if (rc == MPI_SUCCESS && nremote > xchg_sparse_window(s)) {
+        /* past XCHG_MAX_INFLIGHT: sends through a window, receives polled */
+        rc = xchg_sparse_exchange_windowed(s, nrecv, xchg_sparse_window(s));
+        free(reqs);
+        return rc;
+    }
     if (rc == MPI_SUCCESS)
         rc = xchg_sparse_isend_all(s, 0, reqs, &nsend);
     if (rc == MPI_SUCCESS)

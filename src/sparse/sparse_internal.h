@@ -156,6 +156,17 @@ static inline int xchg_sparse_remote(const xchg_sparse_call *s, int i)
  * (ndest entries); *nreq gets how many were posted. */
 int xchg_sparse_isend_all(xchg_sparse_call *s, int ssend, MPI_Request *reqs, int *nreq);
 
+/* XCHG_MAX_INFLIGHT, the requests a sparse exchange keeps posted at once
+ * (INT_MAX: no bound). Past it, sends go out through a window of that
+ * many slots (xchg_sparse_isend_fill: the next remote entries, from *next
+ * on, into the free slots, MPI_REQUEST_NULL, of reqs[0..W); *next ==
+ * ndest once all are posted) and receives are taken by probe, none posted:
+ * xchg_sparse_exchange_windowed sends ours and takes the nrecv messages
+ * of this call, polling both. */
+int xchg_sparse_window(const xchg_sparse_call *s);
+int xchg_sparse_isend_fill(xchg_sparse_call *s, int ssend, MPI_Request *reqs, int W, int *next);
+int xchg_sparse_exchange_windowed(xchg_sparse_call *s, int nrecv, int W);
+
 /* Delivers this rank's own entry, if any, straight from the send buffer. */
 int xchg_sparse_deliver_self(xchg_sparse_call *s);
 
