@@ -6,9 +6,9 @@
  * (batch systems propagate environments unevenly; nodes differ in memory).
  * So the settings are read when the private duplicate of a communicator is
  * made (comm.c; that step is collective anyway) and agreed right there with
- * two small collectives: rank 0's values are broadcast, and one allreduce
- * tells which variables differed or were rejected on some rank, and the
- * smallest default memory limit. Every rank then uses rank 0's values; rank
+ * one small MPI_Allreduce: it carries rank 0's values, which variables
+ * differed or were rejected on some rank, and the smallest default memory
+ * limit. Every rank then uses rank 0's values; rank
  * 0 says on stderr (once per variable and process) what differed or was
  * rejected. Adopting rather than failing: a job whose environment reached
  * one node badly still runs, the same protocol everywhere, and says why it
@@ -331,30 +331,40 @@ int xchg_settings_agree(MPI_Comm comm, const xchg_algo_names *names, xchg_settin
     for (int i = 0; i < N; i++)
         root[i] = mine[i] = read_one(names, i, &rejected[i], text[i], sizeof text[i]);
 
-    int rc = MPI_Bcast(root, N, MPI_INT64_T, 0, comm);
+    /* One MPI_Allreduce (MAX) agrees everything (a broadcast of rank 0's
+     * values and a second reduction cost one more log P latency chain on
+     * every communicator's first call): rank 0's values (the others give
+     * the smallest int64), each value's smallest and largest over the
+     * ranks (as MAX of ~v, which reverses the order without overflow), 1 +
+     * the highest rank that rejected it, and minus the default memory
+     * limit. */
+    int64_t v[4 * N + 1];
+    for (int i = 0; i < N; i++) {
+        v[i] = rank == 0 ? mine[i] : INT64_MIN;
+        v[N + i] = mine[i];
+        v[2 * N + i] = ~mine[i];
+        v[3 * N + i] = rejected[i] ? rank + 1 : 0;
+    }
+    v[4 * N] = -default_temp_limit();
+    int rc = MPI_Allreduce(MPI_IN_PLACE, v, 4 * N + 1, MPI_INT64_T, MPI_MAX, comm);
     if (rc != MPI_SUCCESS)
         return rc;
-    /* MAX of: 1 + the highest rank whose value differs from rank 0's, the
-     * same for rejected values, and minus the default memory limit. */
-    int64_t v[2 * N + 1];
+    int64_t other[N]; /* a value some rank has that is not rank 0's (differs) */
     for (int i = 0; i < N; i++) {
-        v[i] = mine[i] != root[i] ? rank + 1 : 0;
-        v[N + i] = rejected[i] ? rank + 1 : 0;
+        root[i] = v[i];
+        int64_t lo = ~v[2 * N + i], hi = v[N + i];
+        other[i] = lo != root[i] ? lo : hi;
     }
-    v[2 * N] = -default_temp_limit();
-    if ((rc = MPI_Allreduce(MPI_IN_PLACE, v, 2 * N + 1, MPI_INT64_T, MPI_MAX, comm)) !=
-        MPI_SUCCESS)
-        return rc;
 
     memset(s, 0, sizeof *s);
-    s->max_temp_bytes = (size_t)-v[2 * N];
+    s->max_temp_bytes = (size_t)-v[4 * N];
     for (int i = 0; i < N; i++)
         apply(s, i, root[i], mine[i] == root[i] ? text[i] : "(rank 0's value)");
 
     if (rank != 0)
         return MPI_SUCCESS;
     for (int i = 0; i < N; i++) {
-        if (v[N + i] && first_warning(&warned_rejected, i)) {
+        if (v[3 * N + i] && first_warning(&warned_rejected, i)) {
             if (rejected[i])
                 fprintf(stderr, "xchg: warning: %s=\"%s\" rejected: not %s; the default "
                         "(%s) is used\n", defs[i].name, text[i], defs[i].range,
@@ -362,16 +372,16 @@ int xchg_settings_agree(MPI_Comm comm, const xchg_algo_names *names, xchg_settin
             else
                 fprintf(stderr, "xchg: warning: %s rejected on rank %d (and perhaps others): "
                         "not %s; the default (%s) is used\n", defs[i].name,
-                        (int)v[N + i] - 1, defs[i].range, defs[i].dflt_text);
+                        (int)v[3 * N + i] - 1, defs[i].range, defs[i].dflt_text);
         }
-        if (v[i] && first_warning(&warned_differs, i)) {
-            char d[96];
+        if (other[i] != root[i] && first_warning(&warned_differs, i)) {
+            char d[96], o[96];
             describe(names, i, root[i], d, sizeof d);
+            describe(names, i, other[i], o, sizeof o);
             if (defs[i].kind == KIND_PATH && root[i] != VALUE_UNSET)
                 snprintf(d, sizeof d, "\"%.80s\"", text[i]); /* rank 0's own */
-            fprintf(stderr, "xchg: warning: %s differs across ranks (rank %d has another "
-                    "value than rank 0's: %s); every rank uses rank 0's\n", defs[i].name,
-                    (int)v[i] - 1, d);
+            fprintf(stderr, "xchg: warning: %s differs across ranks (rank 0's value: %s; "
+                    "another rank's: %s); every rank uses rank 0's\n", defs[i].name, d, o);
         }
     }
     fflush(stderr);
