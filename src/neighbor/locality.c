@@ -14,8 +14,10 @@
  * clustered columns), for one more intra-node hop and two copies.
  *
  * The analysis, once per communicator (xchg_neighbor_locality_analyse,
- * collective): the node of every rank (shared-memory nodes, or blocks of
- * XCHG_RANKS_PER_NODE ranks), and by one MPI_Alltoall which ranks send
+ * collective): the node of every rank (the communicator's node layout,
+ * src/alltoallv/node_layout.c, shared with the node-aware alltoallv
+ * algorithms: shared-memory nodes, or blocks of XCHG_RANKS_PER_NODE
+ * ranks), and by one MPI_Alltoall which ranks send
  * this rank aggregates. It depends on the graph only, not on counts:
  * every structural block travels, a zero-size one as a zero-length entry,
  * so both ends of every message know it exists whatever the counts.
@@ -39,6 +41,7 @@
  * bytes (MPI_ERR_COUNT beyond).
  */
 #include "neighbor_internal.h"
+#include "alltoallv/node_layout.h"
 
 #include <limits.h>
 #include <stdint.h>
@@ -47,8 +50,10 @@
 
 typedef struct loc_analysis {
     int P, N;                 /* ranks, nodes */
-    int *node_of, *local_of;  /* per rank: its node, its index inside it */
-    int *first, *members;     /* node n's ranks, ascending: members[first[n] .. first[n+1]) */
+    /* the communicator's node layout (src/alltoallv/node_layout.h, shared
+     * with the node-aware alltoallv algorithms and freed with them) */
+    const int *node_of, *local_of; /* per rank: its node, its index inside it */
+    const int *first, *members;    /* node n's ranks, ascending: members[first[n] .. first[n+1]) */
     int nsrc, *srcs;          /* ranks whose aggregates come here, ascending */
     char *forward_to;         /* per index inside this node: it gets a forward from here */
     xchg_nbr_stats stats;
@@ -59,7 +64,6 @@ void xchg_neighbor_locality_analysis_free(void *p)
     loc_analysis *a = p;
     if (!a)
         return;
-    free(a->node_of); /* one allocation: node_of, local_of, first, members */
     free(a->srcs); /* one allocation: srcs, forward_to */
     free(a);
 }
@@ -74,47 +78,6 @@ static int partner(const loc_analysis *a, int s, int b)
 {
     int size = a->first[b + 1] - a->first[b];
     return a->members[a->first[b] + a->local_of[s] % size];
-}
-
-/* leader[r]: the lowest rank of r's node, for every rank. */
-static int node_leaders(xchg_nbr_call *c, int *leader)
-{
-    long k = c->cs->settings.ranks_per_node;
-    if (k > 0) {
-        for (int r = 0; r < c->size; r++)
-            leader[r] = (int)((r / k) * k);
-        return MPI_SUCCESS;
-    }
-    MPI_Comm node = MPI_COMM_NULL;
-    int mine = c->rank;
-    int err = MPI_Comm_split_type(c->comm, MPI_COMM_TYPE_SHARED, c->rank, MPI_INFO_NULL, &node);
-    if (err == MPI_SUCCESS) { /* key = rank: the node's rank 0 is its lowest */
-        err = xchg_mpi_bcast(&mine, 1, MPI_INT, 0, node);
-        MPI_Comm_free(&node); /* the map is all it is needed for */
-    }
-    int rc = xchg_mpi_allgather(&mine, 1, MPI_INT, leader, 1, MPI_INT, c->comm);
-    return err != MPI_SUCCESS ? err : rc;
-}
-
-/* Node ids in order of their lowest rank, members ascending. */
-static void maps_build(loc_analysis *a, const int *leader)
-{
-    const int P = a->P;
-    a->N = 0;
-    for (int r = 0; r < P; r++)
-        a->node_of[r] = leader[r] == r ? a->N++ : a->node_of[leader[r]];
-    memset(a->first, 0, sizeof(int) * (size_t)(a->N + 1));
-    for (int r = 0; r < P; r++)
-        a->first[a->node_of[r] + 1]++;
-    for (int n = 0; n < a->N; n++)
-        a->first[n + 1] += a->first[n];
-    int *fill = (int *)leader; /* reused: next free slot per node */
-    memcpy(fill, a->first, sizeof(int) * (size_t)a->N);
-    for (int r = 0; r < P; r++) {
-        int n = a->node_of[r];
-        a->local_of[r] = fill[n] - a->first[n];
-        a->members[fill[n]++] = r;
-    }
 }
 
 static int is_remote(const loc_analysis *a, int me, int peer)
@@ -197,28 +160,23 @@ static int census(xchg_nbr_call *c, loc_analysis *a)
 
 int xchg_neighbor_locality_analyse(xchg_nbr_call *c, void **out)
 {
-    const int P = c->size;
     *out = NULL;
     loc_analysis *a = calloc(1, sizeof *a);
-    int *leader = malloc(sizeof(int) * (size_t)P);
-    if (a) {
-        a->P = P;
-        a->node_of = malloc(sizeof(int) * (4 * (size_t)P + 1));
-    }
-    int err = a && leader && a->node_of ? MPI_SUCCESS
-              : xchg_error_code(MPI_ERR_NO_MEM, "locality: no memory for the node map");
-    err = xchg_agree_errors(c->comm, c->rank, P, err, "locality: the node map");
-    if (err == MPI_SUCCESS)
-        err = xchg_agree_errors(c->comm, c->rank, P, node_leaders(c, leader),
-                                "locality: the node map");
+    int err = a ? MPI_SUCCESS : xchg_error_code(MPI_ERR_NO_MEM, "locality: no memory for its "
+                                                "analysis");
+    err = xchg_agree_errors(c->comm, c->rank, c->size, err, "locality: the node map");
+    const xchg_node_layout *L = NULL;
+    if (err == MPI_SUCCESS) /* collective, agreed; built once per communicator */
+        err = xchg_node_layout_of(c->cs, &L);
     if (err == MPI_SUCCESS) {
-        a->local_of = a->node_of + P;
-        a->first = a->local_of + P;
-        a->members = a->first + P + 1;
-        maps_build(a, leader);
+        a->P = c->size;
+        a->N = L->nnodes;
+        a->node_of = L->node_of;
+        a->local_of = L->local_of;
+        a->first = L->first;
+        a->members = L->perm;
         err = census(c, a);
     }
-    free(leader);
     if (err != MPI_SUCCESS) {
         xchg_neighbor_locality_analysis_free(a);
         return err;
