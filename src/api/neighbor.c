@@ -37,7 +37,7 @@ nbr_state *xchg_nbr_state_new(void)
 {
     nbr_state *st = calloc(1, sizeof *st);
     if (st)
-        st->auto_algo = XCHG_NEIGHBOR_INVALID;
+        st->auto_algo = st->auto_polled = XCHG_NEIGHBOR_INVALID;
     return st;
 }
 
@@ -104,9 +104,10 @@ int xchg_nbr_resolve_algo(const xchg_settings *s, xchg_neighbor_algo algo, int f
 }
 
 /* auto's choice from the modelled times (src/select/model_neighbor.c). */
-static xchg_neighbor_algo auto_model(const xchg_nbr_stats *s, double *direct, double *locality)
+static xchg_neighbor_algo auto_model(const xchg_nbr_stats *s, int polled, double *direct,
+                                     double *locality)
 {
-    xchg_model_neighbor(s, direct, locality);
+    xchg_model_neighbor(s, polled, direct, locality);
     return *locality < *direct ? XCHG_NEIGHBOR_LOCALITY : XCHG_NEIGHBOR_DIRECT;
 }
 
@@ -122,47 +123,53 @@ static int analysis_of(nbr_state *st, xchg_nbr_call *c, xchg_neighbor_algo id)
 
 /* auto's choice, once per communicator (its first call with auto), the
  * same on every rank: from locality's agreed statistics; direct where
- * that analysis failed (agreed) or there is only one node. */
-static xchg_neighbor_algo auto_choice(nbr_state *st, xchg_nbr_call *c)
+ * that analysis failed (agreed) or there is only one node. Two choices
+ * are made together: one for blocking calls, one for the polled ones
+ * (ineighbor and persistent requests, whose locality runs as a coroutine
+ * that polls each of its probes). */
+static xchg_neighbor_algo auto_choice(nbr_state *st, xchg_nbr_call *c, int polled)
 {
     if (st->auto_algo != XCHG_NEIGHBOR_INVALID)
-        return st->auto_algo;
-    double d = 0, l = 0;
-    st->auto_algo = XCHG_NEIGHBOR_DIRECT;
+        return polled ? st->auto_polled : st->auto_algo;
+    double d = 0, l = 0, dp = 0, lp = 0;
+    st->auto_algo = st->auto_polled = XCHG_NEIGHBOR_DIRECT;
     if (xchg_neighbor_registry_find(XCHG_NEIGHBOR_LOCALITY) &&
         analysis_of(st, c, XCHG_NEIGHBOR_LOCALITY) == MPI_SUCCESS) {
         const xchg_nbr_stats *s =
             xchg_neighbor_locality_stats(st->analysis[XCHG_NEIGHBOR_LOCALITY]);
-        st->auto_algo = auto_model(s, &d, &l);
+        st->auto_algo = auto_model(s, 0, &d, &l);
+        st->auto_polled = auto_model(s, 1, &dp, &lp);
         if (c->rank == 0 && c->cs->settings.verbose >= 1)
             fprintf(stderr, "xchg: neighbor auto chose %s on P=%d (per rank: %.1f blocks to "
                     "%.1f other nodes of %.1f blocks, %.0f bytes, %.1f ranks per node, "
                     "locality would forward %.1f; busiest partner: %.0f forwards, %.0f "
-                    "bytes; modelled direct %.2f us, locality %.2f us)\n",
+                    "bytes; modelled direct %.2f us, locality %.2f us; for ineighbor and "
+                    "persistent requests %s: %.2f and %.2f us)\n",
                     xchg_neighbor_algo_name(st->auto_algo), c->size, s->remote_blocks,
                     s->remote_nodes, s->blocks, s->remote_bytes, s->node_ranks, s->forwards,
-                    s->forwards_max, s->handed_bytes_max, d * 1e6, l * 1e6);
+                    s->forwards_max, s->handed_bytes_max, d * 1e6, l * 1e6,
+                    xchg_neighbor_algo_name(st->auto_polled), dp * 1e6, lp * 1e6);
     }
-    return st->auto_algo;
+    return polled ? st->auto_polled : st->auto_algo;
 }
 
 /* Whether running algo on st needs a collective first: auto's first
  * choice, or an analysis not yet made. */
-static int analysis_pending(const nbr_state *st, xchg_neighbor_algo algo)
+static int analysis_pending(const nbr_state *st, xchg_neighbor_algo algo, int polled)
 {
     if (algo == XCHG_NEIGHBOR_AUTO && st->auto_algo == XCHG_NEIGHBOR_INVALID)
         return 1;
     if (algo == XCHG_NEIGHBOR_AUTO)
-        algo = st->auto_algo;
+        algo = polled ? st->auto_polled : st->auto_algo;
     const xchg_neighbor_info *a = xchg_neighbor_registry_find(algo);
     return a && a->analyse && (int)algo < NBR_IDS && !st->analysis[algo];
 }
 
 /* The algorithm of a checked call (auto resolved) and its analysis in c. */
-static int analysed(nbr_state *st, xchg_nbr_call *c, xchg_neighbor_algo *algo)
+static int analysed(nbr_state *st, xchg_nbr_call *c, xchg_neighbor_algo *algo, int polled)
 {
     if (*algo == XCHG_NEIGHBOR_AUTO)
-        *algo = auto_choice(st, c);
+        *algo = auto_choice(st, c, polled);
     int rc = analysis_of(st, c, *algo);
     c->analysis = (int)*algo < NBR_IDS ? st->analysis[*algo] : NULL;
     return rc;
@@ -212,7 +219,7 @@ static int call_of(const nbr_args *a, const nbr_state *st, xchg_nbr_call *c,
  * bad arguments must not leave the others in it); then the algorithm
  * (auto resolved) and its analysis, made on its first use (collective).
  * On success *st is the communicator's state. */
-static int prepare(const nbr_args *a, int agree, const char *who, nbr_state **st,
+static int prepare(const nbr_args *a, int agree, int polled, const char *who, nbr_state **st,
                    xchg_nbr_call *c, xchg_neighbor_algo *algo)
 {
     xchg_comm_state *cs = a->cs;
@@ -226,7 +233,7 @@ static int prepare(const nbr_args *a, int agree, const char *who, nbr_state **st
     *algo = XCHG_NEIGHBOR_INVALID;
     if (rc == MPI_SUCCESS)
         rc = call_of(a, *st, c, algo);
-    int pending = *algo != XCHG_NEIGHBOR_INVALID && analysis_pending(*st, *algo);
+    int pending = *algo != XCHG_NEIGHBOR_INVALID && analysis_pending(*st, *algo, polled);
     /* a first exchange agrees also on xchg's own graphs, made without one */
     int first = fresh || !(*st)->agreed;
     if (first || agree || cs->settings.check || pending)
@@ -237,7 +244,7 @@ static int prepare(const nbr_args *a, int agree, const char *who, nbr_state **st
         xchg_nbr_state_keep(cs, fresh);
     else if (fresh)
         xchg_nbr_state_free(fresh);
-    return rc == MPI_SUCCESS ? analysed(*st, c, algo) : rc;
+    return rc == MPI_SUCCESS ? analysed(*st, c, algo, polled) : rc;
 }
 
 void xchg_nbr_record_stats(xchg_comm_state *cs, xchg_neighbor_algo algo, size_t temp_peak)
@@ -259,7 +266,7 @@ static int body(const nbr_args *a, xchg_neighbor_algo *ran)
     nbr_state *st;
     xchg_nbr_call c;
     xchg_neighbor_algo algo = XCHG_NEIGHBOR_INVALID;
-    int rc = prepare(a, 0, "xchg_neighbor_alltoallv", &st, &c, &algo);
+    int rc = prepare(a, 0, 0, "xchg_neighbor_alltoallv", &st, &c, &algo);
     *ran = algo;
     if (rc != MPI_SUCCESS)
         return rc;
@@ -474,7 +481,7 @@ int xchg_nbr_irun(xchg_neighbor_algo algo, int from_env, const void *sendbuf,
     nbr_state *st;
     xchg_nbr_call c;
     xchg_neighbor_algo resolved;
-    rc = prepare(&a, 0, "xchg_ineighbor_alltoallv", &st, &c, &resolved);
+    rc = prepare(&a, 0, 1, "xchg_ineighbor_alltoallv", &st, &c, &resolved);
     nbr_request *q = NULL;
     if (rc == MPI_SUCCESS)
         rc = request_make(&a, &st->g, &q);
@@ -588,7 +595,7 @@ int xchg_nbr_init_run(xchg_neighbor_algo algo, int from_env, const void *sendbuf
                   recvbuf, recvcounts, rdispls, recvtype,   comm,    cs};
     nbr_state *st;
     xchg_nbr_call c;
-    rc = prepare(&a, 1, "xchg_neighbor_alltoallv_init", &st, &c, &algo);
+    rc = prepare(&a, 1, 1, "xchg_neighbor_alltoallv_init", &st, &c, &algo);
     if (rc != MPI_SUCCESS)
         return xchg_raise(comm, rc);
     nbr_request *q = NULL;

@@ -15,6 +15,7 @@ typedef struct xchg_nbr_state {
     xchg_nbr_graph g;
     void *analysis[XCHG_NBR_IDS];  /* each algorithm's analysis of g, by id */
     xchg_neighbor_algo auto_algo;  /* auto's choice, INVALID until made */
+    xchg_neighbor_algo auto_polled; /* ... for ineighbor and persistent requests (made with it) */
     int own_graph;  /* g came from xchg_dist_graph_create_adjacent, not from MPI */
     int agreed;     /* a first exchange has agreed its arguments on every rank */
 } xchg_nbr_state;

@@ -29,8 +29,10 @@ void xchg_select_prepare(xchg_comm_state *cs, int nonblocking);
 
 /* The neighbour exchange's auto (model_neighbor.c): the modelled seconds
  * per rank of direct and locality on a graph whose statistics locality's
- * analysis agreed, so every rank gets the same two numbers. */
+ * analysis agreed, so every rank gets the same two numbers; polled: for an
+ * ineighbor or persistent request (locality then polls its probes). */
 struct xchg_nbr_stats;
-void xchg_model_neighbor(const struct xchg_nbr_stats *s, double *direct, double *locality);
+void xchg_model_neighbor(const struct xchg_nbr_stats *s, int polled, double *direct,
+                         double *locality);
 
 #endif /* XCHG_SELECT_H */
