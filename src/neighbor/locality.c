@@ -49,11 +49,12 @@
 #include <string.h>
 
 typedef struct loc_analysis {
-    int P, N;                 /* ranks, nodes */
+    int P;                    /* ranks */
     /* the communicator's node layout (src/alltoallv/node_layout.h, shared
-     * with the node-aware alltoallv algorithms and freed with them) */
-    const int *node_of, *local_of; /* per rank: its node, its index inside it */
-    const int *first, *members;    /* node n's ranks, ascending: members[first[n] .. first[n+1]) */
+     * with the node-aware alltoallv algorithms and freed with them): per
+     * rank its node (node_of) and its index inside it (local_of); node n's
+     * ranks ascending: perm[first[n] .. first[n+1]); nnodes nodes */
+    const xchg_node_layout *L;
     int nsrc, *srcs;          /* ranks whose aggregates come here, ascending */
     char *forward_to;         /* per index inside this node: it gets a forward from here */
     xchg_nbr_stats stats;
@@ -76,13 +77,13 @@ const xchg_nbr_stats *xchg_neighbor_locality_stats(const void *analysis)
 /* The partner on node b of rank s. */
 static int partner(const loc_analysis *a, int s, int b)
 {
-    int size = a->first[b + 1] - a->first[b];
-    return a->members[a->first[b] + a->local_of[s] % size];
+    int size = a->L->first[b + 1] - a->L->first[b];
+    return a->L->perm[a->L->first[b] + a->L->local_of[s] % size];
 }
 
 static int is_remote(const loc_analysis *a, int me, int peer)
 {
-    return peer != MPI_PROC_NULL && a->node_of[peer] != a->node_of[me];
+    return peer != MPI_PROC_NULL && a->L->node_of[peer] != a->L->node_of[me];
 }
 
 /* Which ranks send aggregates here and which ranks of this node expect a
@@ -94,7 +95,7 @@ static int is_remote(const loc_analysis *a, int me, int peer)
  * this first call's counts: auto's model only. */
 static int census(xchg_nbr_call *c, loc_analysis *a)
 {
-    const int P = a->P, me = c->rank, node = a->node_of[me];
+    const int P = a->P, me = c->rank, node = a->L->node_of[me];
     int64_t *out = calloc(4 * (size_t)P, sizeof(int64_t)), *in = out ? out + 2 * P : NULL;
     int err = out ? MPI_SUCCESS : xchg_error_code(MPI_ERR_NO_MEM, "locality: no memory "
                                                   "for the census");
@@ -104,7 +105,7 @@ static int census(xchg_nbr_call *c, loc_analysis *a)
         v[4] += d != MPI_PROC_NULL;
         if (!is_remote(a, me, d))
             continue;
-        int p = partner(a, me, a->node_of[d]);
+        int p = partner(a, me, a->L->node_of[d]);
         int64_t bytes = (int64_t)c->sendcounts[j] * c->st.size;
         v[0] += 1;
         v[1] += !out[2 * p];
@@ -121,16 +122,16 @@ static int census(xchg_nbr_call *c, loc_analysis *a)
     }
     int rc = xchg_mpi_alltoall(out, 2, MPI_INT64_T, in, 2, MPI_INT64_T, c->comm);
     for (int s = 0; rc == MPI_SUCCESS && s < P; s++) {
-        v[3] += in[2 * s + 1] != 0; /* the forward messages this rank sends */
-        m[0] += in[2 * s + 1] != 0;
+        m[0] += in[2 * s + 1] != 0; /* the forward messages this rank sends */
         m[1] += in[2 * s] > 0 ? (double)(in[2 * s] - 1) : 0; /* bytes it hands on */
     }
-    v[5] = a->first[node + 1] - a->first[node];
+    v[3] = m[0]; /* summed below, as m is maximised */
+    v[5] = a->L->first[node + 1] - a->L->first[node];
     if (rc == MPI_SUCCESS)
         rc = xchg_mpi_allreduce(MPI_IN_PLACE, v, 6, MPI_DOUBLE, MPI_SUM, c->comm);
     if (rc == MPI_SUCCESS)
         rc = xchg_mpi_allreduce(MPI_IN_PLACE, m, 2, MPI_DOUBLE, MPI_MAX, c->comm);
-    const int L = a->first[node + 1] - a->first[node];
+    const int L = a->L->first[node + 1] - a->L->first[node];
     int *srcs = (int *)out; /* out is free again: the list of sources, compacted */
     a->nsrc = 0;
     for (int s = 0; rc == MPI_SUCCESS && s < P; s++)
@@ -142,7 +143,7 @@ static int census(xchg_nbr_call *c, loc_analysis *a)
         memcpy(a->srcs, srcs, sizeof(int) * (size_t)a->nsrc);
         a->forward_to = (char *)(a->srcs + a->nsrc + 1);
         for (int l = 0; l < L; l++)
-            a->forward_to[l] = (char)(in[2 * a->members[a->first[node] + l] + 1] != 0);
+            a->forward_to[l] = (char)(in[2 * a->L->perm[a->L->first[node] + l] + 1] != 0);
     } else if (rc == MPI_SUCCESS) { /* after the collectives: this rank cannot go on */
         rc = xchg_error_code(MPI_ERR_NO_MEM, "locality: no memory for its sources");
     }
@@ -170,11 +171,7 @@ int xchg_neighbor_locality_analyse(xchg_nbr_call *c, void **out)
         err = xchg_node_layout_of(c->cs, &L);
     if (err == MPI_SUCCESS) {
         a->P = c->size;
-        a->N = L->nnodes;
-        a->node_of = L->node_of;
-        a->local_of = L->local_of;
-        a->first = L->first;
-        a->members = L->perm;
+        a->L = L;
         err = census(c, a);
     }
     if (err != MPI_SUCCESS) {
@@ -278,7 +275,7 @@ static void send_aggregate(loc_run *x, int b)
     const xchg_nbr_call *c = x->c;
     int64_t n = 0, data = 0;
     for (int j = 0; j < c->g->outdegree; j++)
-        if (is_remote(x->a, x->me, c->g->dests[j]) && x->a->node_of[c->g->dests[j]] == b) {
+        if (is_remote(x->a, x->me, c->g->dests[j]) && x->a->L->node_of[c->g->dests[j]] == b) {
             n++;
             data += block_bytes(c->sendcounts, j, &c->st);
         }
@@ -297,7 +294,7 @@ static void send_aggregate(loc_run *x, int b)
     int64_t e = 0;
     for (int j = 0; j < c->g->outdegree && e < n; j++) {
         int d = c->g->dests[j];
-        if (!is_remote(x->a, x->me, d) || x->a->node_of[d] != b)
+        if (!is_remote(x->a, x->me, d) || x->a->L->node_of[d] != b)
             continue;
         int64_t bytes = block_bytes(c->sendcounts, j, &c->st);
         h[1 + 2 * e] = d;
@@ -314,16 +311,16 @@ static void send_aggregate(loc_run *x, int b)
 static void send_aggregates(loc_run *x)
 {
     const xchg_nbr_call *c = x->c;
-    char *seen = (char *)take(x, (size_t)x->a->N + 1, "locality: nodes seen");
+    char *seen = (char *)take(x, (size_t)x->a->L->nnodes + 1, "locality: nodes seen");
     if (!seen)
         return fail(x, xchg_error_code(MPI_ERR_NO_MEM, "locality: no memory"));
-    memset(seen, 0, (size_t)x->a->N + 1);
+    memset(seen, 0, (size_t)x->a->L->nnodes + 1);
     for (int j = 0; j < c->g->outdegree; j++) {
         int d = c->g->dests[j];
-        if (!is_remote(x->a, x->me, d) || seen[x->a->node_of[d]])
+        if (!is_remote(x->a, x->me, d) || seen[x->a->L->node_of[d]])
             continue;
-        seen[x->a->node_of[d]] = 1;
-        send_aggregate(x, x->a->node_of[d]);
+        seen[x->a->L->node_of[d]] = 1;
+        send_aggregate(x, x->a->L->node_of[d]);
     }
 }
 
@@ -359,8 +356,8 @@ static int header_ok(const loc_run *x, const char *buf, int bytes)
         return 0;
     for (int64_t e = 0; e < n; e++) {
         int64_t d = h[1 + 2 * e], b = h[2 + 2 * e];
-        if (d < 0 || d >= x->a->P || x->a->node_of[d] != x->node ||
-            !x->a->forward_to[x->a->local_of[d]] || b < 0)
+        if (d < 0 || d >= x->a->P || x->a->L->node_of[d] != x->node ||
+            !x->a->forward_to[x->a->L->local_of[d]] || b < 0)
             return 0;
         data += b;
     }
@@ -372,7 +369,7 @@ static int header_ok(const loc_run *x, const char *buf, int bytes)
 static void forward(loc_run *x)
 {
     const loc_analysis *a = x->a;
-    const int L = a->first[x->node + 1] - a->first[x->node];
+    const int L = a->L->first[x->node + 1] - a->L->first[x->node];
     char **agg = (char **)take(x, sizeof(char *) * (size_t)(a->nsrc + 1), "locality: aggregates");
     int64_t *fwd = (int64_t *)take(x, sizeof(int64_t) * 2 * (size_t)L, "locality: forwards");
     if (!agg || !fwd)
@@ -390,7 +387,7 @@ static void forward(loc_run *x)
         }
         const int64_t *h = (const int64_t *)agg[k];
         for (int64_t e = 0; h && e < h[0]; e++) {
-            fwd[a->local_of[h[1 + 2 * e]]] += h[2 + 2 * e];
+            fwd[a->L->local_of[h[1 + 2 * e]]] += h[2 + 2 * e];
         }
     }
     char **out = (char **)take(x, sizeof(char *) * (size_t)L, "locality: forwards");
@@ -411,7 +408,7 @@ static void forward(loc_run *x)
         const int64_t *h = (const int64_t *)agg[k];
         const char *data = agg[k] ? agg[k] + 8 * (1 + 2 * h[0]) : NULL;
         for (int64_t e = 0; h && e < h[0]; e++) {
-            int l = a->local_of[h[1 + 2 * e]];
+            int l = a->L->local_of[h[1 + 2 * e]];
             int64_t b = h[2 + 2 * e];
             if (out[l] != x->sink && fill[l] + b <= fwd[l])
                 memcpy(out[l] + fill[l], data, (size_t)b);
@@ -424,7 +421,7 @@ static void forward(loc_run *x)
             continue;
         xchg_charge_copy((size_t)fwd[l]);
         int k = request_slot(x, -1);
-        fail(x, MPI_Isend(out[l], (int)fwd[l], MPI_BYTE, a->members[a->first[x->node] + l],
+        fail(x, MPI_Isend(out[l], (int)fwd[l], MPI_BYTE, a->L->perm[a->L->first[x->node] + l],
                           XCHG_NEIGHBOR_TAG_FORWARD, x->c->comm, &x->req[k]));
     }
 }
@@ -500,9 +497,9 @@ int xchg_neighbor_locality(xchg_nbr_call *c)
     loc_run x = {.c = c, .a = c->analysis, .me = c->rank};
     if (!x.a)
         return xchg_error_code(MPI_ERR_INTERN, "locality: run without its analysis");
-    x.node = x.a->node_of[x.me];
-    x.cap = g->indegree + g->outdegree + x.a->N + x.a->first[x.node + 1] - x.a->first[x.node] + 1;
-    int nbufs = x.a->N + x.a->nsrc + 3 * (x.a->first[x.node + 1] - x.a->first[x.node]) + 16;
+    x.node = x.a->L->node_of[x.me];
+    x.cap = g->indegree + g->outdegree + x.a->L->nnodes + x.a->L->first[x.node + 1] - x.a->L->first[x.node] + 1;
+    int nbufs = x.a->L->nnodes + x.a->nsrc + 3 * (x.a->L->first[x.node + 1] - x.a->L->first[x.node]) + 16;
     x.bufs = malloc(sizeof(char *) * (size_t)nbufs);
     x.bufs_b = malloc(sizeof(size_t) * (size_t)nbufs);
     x.req = malloc(sizeof(MPI_Request) * (size_t)x.cap);

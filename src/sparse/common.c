@@ -100,44 +100,76 @@ int xchg_sparse_window(const xchg_sparse_call *s)
     return bound > 0 ? bound : INT_MAX;
 }
 
-int xchg_sparse_isend_fill(xchg_sparse_call *s, int ssend, MPI_Request *reqs, int W, int *next)
+/* Posts the next remote entries, from w->next on, into the free slots. */
+static int sends_fill(xchg_sparse_call *s, xchg_sparse_sends *w)
 {
     int rc = MPI_SUCCESS;
-    for (int k = 0; k < W && *next < s->ndest && rc == MPI_SUCCESS; k++) {
-        if (reqs[k] != MPI_REQUEST_NULL)
+    for (int k = 0; k < w->slots && w->next < s->ndest && rc == MPI_SUCCESS; k++) {
+        if (w->req[k] != MPI_REQUEST_NULL)
             continue;
-        while (*next < s->ndest && !xchg_sparse_remote(s, *next))
-            ++*next;
-        if (*next < s->ndest)
-            rc = isend_one(s, (*next)++, ssend, &reqs[k]);
+        while (w->next < s->ndest && !xchg_sparse_remote(s, w->next))
+            w->next++;
+        if (w->next < s->ndest)
+            rc = isend_one(s, w->next++, w->ssend, &w->req[k]);
     }
-    while (*next < s->ndest && !xchg_sparse_remote(s, *next))
-        ++*next; /* so that *next == ndest says "all posted" */
+    while (w->next < s->ndest && !xchg_sparse_remote(s, w->next))
+        w->next++; /* so that next == ndest says "all posted" */
     return rc;
 }
 
-int xchg_sparse_exchange_windowed(xchg_sparse_call *s, int nrecv, int W)
+int xchg_sparse_sends_open(xchg_sparse_call *s, int ssend, xchg_sparse_sends *w)
 {
-    const int slots = W < s->ndest ? W : (s->ndest ? s->ndest : 1);
-    MPI_Request *reqs = malloc((size_t)slots * sizeof *reqs);
-    int *done = malloc((size_t)slots * sizeof *done);
-    if (!reqs || !done) {
-        free(reqs);
-        free(done);
+    const int W = xchg_sparse_window(s);
+    w->slots = W < s->ndest ? W : (s->ndest ? s->ndest : 1);
+    w->next = 0;
+    w->ssend = ssend;
+    w->req = malloc((size_t)w->slots * sizeof *w->req);
+    w->done = malloc((size_t)w->slots * sizeof *w->done);
+    if (!w->req || !w->done) {
+        xchg_sparse_sends_close(w);
         return xchg_error_code(MPI_ERR_NO_MEM, "sparse exchange: no memory for %d requests",
-                               slots);
+                               w->slots);
     }
-    for (int k = 0; k < slots; k++)
-        reqs[k] = MPI_REQUEST_NULL;
-    int next = 0, received = 0, outcount = 0;
-    int rc = xchg_sparse_isend_fill(s, 0, reqs, slots, &next);
+    for (int k = 0; k < w->slots; k++)
+        w->req[k] = MPI_REQUEST_NULL;
+    return sends_fill(s, w);
+}
+
+int xchg_sparse_sends_test(xchg_sparse_call *s, xchg_sparse_sends *w, int *all_done)
+{
+    int outcount = 0;
+    *all_done = 0;
+    int rc = MPI_Testsome(w->slots, w->req, &outcount, w->done, MPI_STATUSES_IGNORE);
+    if (rc != MPI_SUCCESS || outcount == 0)
+        return rc;
+    if (w->next < s->ndest) /* slots freed (or all free): refill */
+        return sends_fill(s, w);
+    *all_done = outcount == MPI_UNDEFINED; /* every slot free, nothing left */
+    return MPI_SUCCESS;
+}
+
+void xchg_sparse_sends_close(xchg_sparse_sends *w)
+{
+    free(w->req);
+    free(w->done);
+    w->req = NULL;
+    w->done = NULL;
+}
+
+int xchg_sparse_exchange_windowed(xchg_sparse_call *s, int nrecv)
+{
+    xchg_sparse_sends w;
+    int rc = xchg_sparse_sends_open(s, 0, &w);
+    if (!w.req)
+        return rc; /* no memory: nothing posted */
     if (rc == MPI_SUCCESS)
         rc = xchg_sparse_deliver_self(s);
     /* Polls both sides: a rank never blocks while it has sends to post or
      * messages to take, so no cycle of waiting ranks can form. The nrecv
      * messages of this call's tag are exactly this call's (the next call
      * uses the other parity's tag and cannot finish its census first). */
-    while (rc == MPI_SUCCESS && (received < nrecv || outcount != MPI_UNDEFINED)) {
+    int received = 0, sent = 0;
+    while (rc == MPI_SUCCESS && (received < nrecv || !sent)) {
         int flag = 0;
         MPI_Status st;
         if (received < nrecv) {
@@ -148,19 +180,12 @@ int xchg_sparse_exchange_windowed(xchg_sparse_call *s, int nrecv, int W)
                 continue;
             }
         }
-        if (rc == MPI_SUCCESS)
-            rc = MPI_Testsome(slots, reqs, &outcount, done, MPI_STATUSES_IGNORE);
-        if (rc == MPI_SUCCESS && outcount != MPI_UNDEFINED && outcount > 0)
-            rc = xchg_sparse_isend_fill(s, 0, reqs, slots, &next);
-        if (rc == MPI_SUCCESS && outcount == MPI_UNDEFINED && next < s->ndest) {
-            outcount = 0; /* all slots free, more to post */
-            rc = xchg_sparse_isend_fill(s, 0, reqs, slots, &next);
-        }
+        if (rc == MPI_SUCCESS && !sent)
+            rc = xchg_sparse_sends_test(s, &w, &sent);
     }
     if (rc != MPI_SUCCESS) /* partners may still match them: wait, as the others do */
-        MPI_Waitall(slots, reqs, MPI_STATUSES_IGNORE);
-    free(reqs);
-    free(done);
+        MPI_Waitall(w.slots, w.req, MPI_STATUSES_IGNORE);
+    xchg_sparse_sends_close(&w);
     return rc;
 }
 
@@ -248,7 +273,7 @@ int xchg_sparse_p2p_known(xchg_sparse_call *s, const int *recvcounts)
     for (int i = 0; i < s->ndest; i++)
         nremote += xchg_sparse_remote(s, i);
     if ((long long)nrecv + nremote > xchg_sparse_window(s)) /* XCHG_MAX_INFLIGHT */
-        return xchg_sparse_exchange_windowed(s, nrecv, xchg_sparse_window(s));
+        return xchg_sparse_exchange_windowed(s, nrecv);
     size_t nreq = (size_t)nrecv + (size_t)s->ndest;
     MPI_Request *reqs = malloc((nreq ? nreq : 1) * sizeof *reqs);
     xchg_sparse_buf *bufs = calloc(nrecv ? (size_t)nrecv : 1, sizeof *bufs);

@@ -27,22 +27,13 @@
 int xchg_sparse_nbx(xchg_sparse_call *s)
 {
     xchg_ibarrier bar;
-    /* At most XCHG_MAX_INFLIGHT synchronous sends in flight: a window of
-     * slots refilled as they complete (the barrier starts once the last
-     * is posted and all are matched). */
-    const int W = xchg_sparse_window(s);
-    const int slots = W < s->ndest ? W : (s->ndest ? s->ndest : 1);
-    MPI_Request *reqs = malloc((size_t)slots * sizeof *reqs);
-    int *done_idx = malloc((size_t)slots * sizeof *done_idx);
-    if (!reqs || !done_idx) {
-        free(reqs);
-        free(done_idx);
-        return xchg_error_code(MPI_ERR_NO_MEM, "nbx: no memory for %d requests", slots);
-    }
-    for (int k = 0; k < slots; k++)
-        reqs[k] = MPI_REQUEST_NULL;
-    int next = 0;
-    int rc = xchg_sparse_isend_fill(s, 1, reqs, slots, &next);
+    /* At most XCHG_MAX_INFLIGHT synchronous sends in flight, refilled as
+     * they are matched; the barrier starts once all are posted and
+     * matched. */
+    xchg_sparse_sends w;
+    int rc = xchg_sparse_sends_open(s, 1, &w);
+    if (!w.req)
+        return rc; /* no memory: nothing posted */
     if (rc == MPI_SUCCESS)
         rc = xchg_sparse_deliver_self(s);
     int in_barrier = 0, done = 0;
@@ -57,11 +48,9 @@ int xchg_sparse_nbx(xchg_sparse_call *s)
         if (rc != MPI_SUCCESS)
             break;
         if (!in_barrier) {
-            int outcount = 0;
-            rc = MPI_Testsome(slots, reqs, &outcount, done_idx, MPI_STATUSES_IGNORE);
-            if (rc == MPI_SUCCESS && next < s->ndest && outcount != 0)
-                rc = xchg_sparse_isend_fill(s, 1, reqs, slots, &next);
-            else if (rc == MPI_SUCCESS && outcount == MPI_UNDEFINED) { /* all matched */
+            int sent = 0;
+            rc = xchg_sparse_sends_test(s, &w, &sent);
+            if (rc == MPI_SUCCESS && sent) {
                 rc = xchg_ibarrier_start(&bar, s->comm, s->tag_barrier,
                                          s->cs->settings.nbx_dissemination);
                 in_barrier = 1;
@@ -72,7 +61,6 @@ int xchg_sparse_nbx(xchg_sparse_call *s)
     }
     if (in_barrier && !done)
         xchg_ibarrier_free(&bar);
-    free(reqs);
-    free(done_idx);
+    xchg_sparse_sends_close(&w);
     return rc;
 }

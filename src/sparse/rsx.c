@@ -60,7 +60,7 @@ int xchg_sparse_rsx(xchg_sparse_call *s)
         nremote += xchg_sparse_remote(s, i);
     if (rc == MPI_SUCCESS && nremote > xchg_sparse_window(s)) {
         /* past XCHG_MAX_INFLIGHT: sends through a window, receives polled */
-        rc = xchg_sparse_exchange_windowed(s, nrecv, xchg_sparse_window(s));
+        rc = xchg_sparse_exchange_windowed(s, nrecv);
         free(reqs);
         return rc;
     }

@@ -158,14 +158,27 @@ int xchg_sparse_isend_all(xchg_sparse_call *s, int ssend, MPI_Request *reqs, int
 
 /* XCHG_MAX_INFLIGHT, the requests a sparse exchange keeps posted at once
  * (INT_MAX: no bound). Past it, sends go out through a window of that
- * many slots (xchg_sparse_isend_fill: the next remote entries, from *next
- * on, into the free slots, MPI_REQUEST_NULL, of reqs[0..W); *next ==
- * ndest once all are posted) and receives are taken by probe, none posted:
+ * many slots and receives are taken by probe, none posted:
  * xchg_sparse_exchange_windowed sends ours and takes the nrecv messages
  * of this call, polling both. */
 int xchg_sparse_window(const xchg_sparse_call *s);
-int xchg_sparse_isend_fill(xchg_sparse_call *s, int ssend, MPI_Request *reqs, int W, int *next);
-int xchg_sparse_exchange_windowed(xchg_sparse_call *s, int nrecv, int W);
+int xchg_sparse_exchange_windowed(xchg_sparse_call *s, int nrecv);
+
+/* A window of sends (synchronous mode if ssend) of the remote entries, in
+ * order, at most xchg_sparse_window(s) in flight. open takes the slots
+ * (req NULL after it: no memory, nothing posted) and posts the first;
+ * test frees completed slots and refills them, setting *all_done once
+ * every send is posted and complete; close frees the slots (the requests
+ * must be complete or waited for). */
+typedef struct xchg_sparse_sends {
+    MPI_Request *req; /* slots; MPI_REQUEST_NULL when free */
+    int *done;        /* MPI_Testsome's indices */
+    int slots, next;  /* next: the next entry of dests to post */
+    int ssend;
+} xchg_sparse_sends;
+int xchg_sparse_sends_open(xchg_sparse_call *s, int ssend, xchg_sparse_sends *w);
+int xchg_sparse_sends_test(xchg_sparse_call *s, xchg_sparse_sends *w, int *all_done);
+void xchg_sparse_sends_close(xchg_sparse_sends *w);
 
 /* Delivers this rank's own entry, if any, straight from the send buffer. */
 int xchg_sparse_deliver_self(xchg_sparse_call *s);
