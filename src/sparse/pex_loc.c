@@ -145,6 +145,30 @@ static int file_items(pl_run *r, const char *msg, size_t bytes, int *flag, int *
     return rc;
 }
 
+/* Steps 1 and 3: o's bundles to the other members of this node, posted
+ * into req[*n ...] (*n counts them). */
+static int send_bundles(pl_run *r, const xchg_loc_out *o, int tag, MPI_Request *req, int *n)
+{
+    int rc = MPI_SUCCESS;
+    for (int j = 0; j < r->x.L && rc == MPI_SUCCESS; j++)
+        if (j != r->x.la && o->size && o->size[j] > 0)
+            rc = MPI_Isend(o->buf + o->off[j], (int)o->size[j], MPI_BYTE,
+                           xchg_node_member(r->x.nl, r->x.a, j), tag, r->s->comm, &req[(*n)++]);
+    return rc;
+}
+
+/* Steps 1 and 3: a bundle announced by member j (counts[stride j] bytes)
+ * that no memory took (in[j] NULL) is received empty, truncated on
+ * purpose, so that its sender completes. */
+static void drain_unreceived(pl_run *r, char *const *in, const int *counts, int stride, int tag)
+{
+    static char sink[1];
+    for (int j = 0; j < r->x.L; j++)
+        if (j != r->x.la && counts[stride * j] > 0 && !in[j])
+            MPI_Recv(sink, 0, MPI_BYTE, xchg_node_member(r->x.nl, r->x.a, j), tag, r->s->comm,
+                     MPI_STATUS_IGNORE);
+}
+
 /* Step 1 after census 1: the bundles inside the node. */
 static int step_gather(pl_run *r)
 {
@@ -168,17 +192,10 @@ static int step_gather(pl_run *r)
                        tag, s->comm, &r->req[nr]);
         src[nr++] = j;
     }
-    for (int j = 0; j < L && rc == MPI_SUCCESS; j++)
-        if (j != la && r->out1.size && r->out1.size[j] > 0)
-            rc = MPI_Isend(r->out1.buf + r->out1.off[j], (int)r->out1.size[j], MPI_BYTE,
-                           xchg_node_member(r->x.nl, r->x.a, j), tag, s->comm,
-                           &r->req[nr + ns++]);
-    for (int j = 0; j < L && rc == MPI_SUCCESS; j++) {
-        static char sink[1];
-        if (j != la && r->c1r[2 * j] > 0 && !r->in1[j]) /* drained: truncated on purpose */
-            MPI_Recv(sink, 0, MPI_BYTE, xchg_node_member(r->x.nl, r->x.a, j), tag, s->comm,
-                     MPI_STATUS_IGNORE);
-    }
+    if (rc == MPI_SUCCESS)
+        rc = send_bundles(r, &r->out1, tag, r->req + nr, &ns);
+    if (rc == MPI_SUCCESS)
+        drain_unreceived(r, r->in1, r->c1r, 2, tag);
     if (rc == MPI_SUCCESS)
         rc = MPI_Waitall(nr + ns, r->req, MPI_STATUSES_IGNORE);
     for (int i = 0; i < nr && rc == MPI_SUCCESS; i++) {
@@ -274,17 +291,10 @@ static int step_scatter(pl_run *r)
                        s->comm, &r->req[nr]);
         src[nr++] = j;
     }
-    for (int k = 0; k < L && rc == MPI_SUCCESS; k++)
-        if (k != la && r->out3.size && r->out3.size[k] > 0)
-            rc = MPI_Isend(r->out3.buf + r->out3.off[k], (int)r->out3.size[k], MPI_BYTE,
-                           xchg_node_member(r->x.nl, r->x.a, k), tag, s->comm,
-                           &r->req[nr + nsend++]);
-    for (int j = 0; j < L && rc == MPI_SUCCESS; j++) {
-        static char sink[1];
-        if (j != la && r->c2r[3 * j] > 0 && !r->in3[j]) /* drained: truncated on purpose */
-            MPI_Recv(sink, 0, MPI_BYTE, xchg_node_member(r->x.nl, r->x.a, j), tag, s->comm,
-                     MPI_STATUS_IGNORE);
-    }
+    if (rc == MPI_SUCCESS)
+        rc = send_bundles(r, &r->out3, tag, r->req + nr, &nsend);
+    if (rc == MPI_SUCCESS)
+        drain_unreceived(r, r->in3, r->c2r, 3, tag);
     if (rc == MPI_SUCCESS)
         rc = xchg_sparse_deliver_self(s);
     for (int i = 0; i < r->forme.n && rc == MPI_SUCCESS; i++)
