@@ -15,6 +15,8 @@
  *   MPI_Neighbor_alltoallv_c     (MPI-4 libraries) 1 call on the graph, 1 on
  *                                a ring whose last rank sends 3e9 elements
  *                                of a zero-size type (passed to MPI)
+ *   MPI_Ineighbor_alltoallv_c    (MPI-4 libraries) 1 call + MPI_Wait
+ *   MPI_Neighbor_alltoallv_init_c (MPI-4 libraries) 1 request, 2 starts
  * Every result is checked against point-to-point messages that carry the
  * blocks as the standard pairs them (graphs: the k-th message to a
  * neighbour with the k-th receive from it; Cartesian: block j lands in
@@ -182,6 +184,30 @@ static void run(const graph *g)
         rc = MPI_Neighbor_alltoallv_c(sbuf, cc + g->in, dd + g->in, MPI_INT, got, cc, dd,
                                       MPI_INT, g->comm);
         check(g, "MPI_Neighbor_alltoallv_c", rc, got, want);
+        memset(got, 0xEE, sizeof(int) * (size_t)(g->rtotal + 1));
+        rc = MPI_Ineighbor_alltoallv_c(sbuf, cc + g->in, dd + g->in, MPI_INT, got, cc, dd,
+                                       MPI_INT, g->comm, &req);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+        check(g, "MPI_Ineighbor_alltoallv_c + MPI_Wait", rc, got, want);
+        /* the persistent large-count form: 2 starts with new data */
+        rc = MPI_Neighbor_alltoallv_init_c(sbuf, cc + g->in, dd + g->in, MPI_INT, got, cc, dd,
+                                           MPI_INT, g->comm, MPI_INFO_NULL, &req);
+        for (int round = 5; round <= 6 && rc == MPI_SUCCESS; round++) {
+            fill(g, sbuf, round);
+            memset(want, 0xEE, sizeof(int) * (size_t)(g->rtotal + 1));
+            expected(g, sbuf, want);
+            memset(got, 0xEE, sizeof(int) * (size_t)(g->rtotal + 1));
+            rc = MPI_Start(&req);
+            if (rc == MPI_SUCCESS)
+                rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+            check(g, "MPI_Neighbor_alltoallv_init_c + MPI_Start", rc, got, want);
+        }
+        if (rc == MPI_SUCCESS)
+            MPI_Request_free(&req);
+        fill(g, sbuf, 1);
+        memset(want, 0xEE, sizeof(int) * (size_t)(g->rtotal + 1));
+        expected(g, sbuf, want);
         free(cc);
         free(dd);
     }

@@ -16,8 +16,8 @@
  *   MPI_Neighbor_alltoallv(_c) -> xchg_neighbor_alltoallv(_c) (on a
  *                         communicator with a topology; without one MPI
  *                         reports it),
- *                         MPI_Ineighbor_alltoallv and (MPI-4)
- *                         MPI_Neighbor_alltoallv_init in requests.c
+ *                         MPI_Ineighbor_alltoallv(_c) and (MPI-4)
+ *                         MPI_Neighbor_alltoallv_init(_c) in requests.c
  *   MPI_Finalize       -> the report (XCHG_VERBOSE=1), then PMPI_Finalize
  * The Fortran entry points are in fortran.c, the counts in report.c.
  * xchg's own calls of MPI's all-to-all go through PMPI_, so nothing

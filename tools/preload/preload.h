@@ -24,8 +24,8 @@ typedef enum preload_entry {
     /* the neighbour exchange (counted by xchg_neighbor_algo) */
     ENTRY_NEIGHBOR,            /* MPI_Neighbor_alltoallv */
     ENTRY_NEIGHBOR_LARGE,      /* MPI_Neighbor_alltoallv_c (MPI-4) */
-    ENTRY_NEIGHBOR_NONBLOCKING, /* MPI_Ineighbor_alltoallv */
-    ENTRY_NEIGHBOR_PERSISTENT, /* MPI_Neighbor_alltoallv_init (MPI-4) */
+    ENTRY_NEIGHBOR_NONBLOCKING, /* MPI_Ineighbor_alltoallv(_c) */
+    ENTRY_NEIGHBOR_PERSISTENT, /* MPI_Neighbor_alltoallv_init(_c) (MPI-4) */
     ENTRY_NEIGHBOR_FORTRAN,    /* mpi_neighbor_alltoallv_ and the other manglings */
     ENTRY_NEIGHBOR_F08,        /* mpi_neighbor_alltoallv_f08_ (Open MPI), _f08ts_ (MPICH) */
     ENTRY_NEIGHBOR_F08_REQUEST, /* MPICH's mpi_ineighbor_alltoallv_f08ts_, ..._init_f08ts_ */

@@ -1,9 +1,9 @@
 /*
  * requests.c - the preload's nonblocking and persistent exchanges:
  * MPI_Ialltoallv(_c) served by xchg_ialltoallv(_c), MPI_Alltoallv_init(_c)
- * by xchg_alltoallv_init(_c), MPI_Ineighbor_alltoallv and (MPI-4)
- * MPI_Neighbor_alltoallv_init by their xchg forms, and the MPI_Request calls that must then
- * know xchg's requests (MPI_Start(all), MPI_Wait/Test and their
+ * by xchg_alltoallv_init(_c), MPI_Ineighbor_alltoallv(_c) and (MPI-4)
+ * MPI_Neighbor_alltoallv_init(_c) by their xchg forms, and the MPI_Request
+ * calls that must then know xchg's requests (MPI_Start(all), MPI_Wait/Test and their
  * all/any/some forms, MPI_Request_free, MPI_Request_get_status).
  *
  * The application holds an MPI_Request, so each xchg request gets a real
@@ -364,6 +364,41 @@ int MPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
     xchg_request xr = XCHG_REQUEST_NULL;
     int rc = xchg_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                                    rdispls, recvtype, comm, MPI_INFO_NULL, &xr);
+    return stand_in(as, rc, xr, comm, 1, request);
+}
+
+int MPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                              const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                              const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    preload_entry as = preload_entry_of(ENTRY_NEIGHBOR_NONBLOCKING);
+    if (!takes(as, request, comm))
+        return PMPI_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                          recvcounts, rdispls, recvtype, comm, request);
+    /* counts beyond int: xchg agrees on it and hands the exchange to
+     * MPI_Ineighbor_alltoallv_c itself (xchg_stats.passed_to_mpi) */
+    xchg_request xr = XCHG_REQUEST_NULL;
+    int rc = xchg_ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                        recvcounts, rdispls, recvtype, comm, &xr);
+    return stand_in(as, rc, xr, comm, 0, request);
+}
+
+int MPI_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                                  const MPI_Aint sdispls[], MPI_Datatype sendtype,
+                                  void *recvbuf, const MPI_Count recvcounts[],
+                                  const MPI_Aint rdispls[], MPI_Datatype recvtype,
+                                  MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    preload_entry as = preload_entry_of(ENTRY_NEIGHBOR_PERSISTENT);
+    if (!takes(as, request, comm))
+        return PMPI_Neighbor_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                              recvcounts, rdispls, recvtype, comm, info,
+                                              request);
+    xchg_request xr = XCHG_REQUEST_NULL;
+    int rc = xchg_neighbor_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                            recvcounts, rdispls, recvtype, comm, MPI_INFO_NULL,
+                                            &xr);
     return stand_in(as, rc, xr, comm, 1, request);
 }
 #endif
