@@ -144,11 +144,12 @@ static xchg_neighbor_algo auto_choice(nbr_state *st, xchg_nbr_call *c, int polle
                     "%.1f other nodes of %.1f blocks, %.0f bytes, %.1f ranks per node, "
                     "locality would forward %.1f; busiest partner: %.0f forwards, %.0f "
                     "bytes; modelled direct %.2f us, locality %.2f us; for ineighbor and "
-                    "persistent requests %s: %.2f and %.2f us)\n",
+                    "persistent requests %s: %.2f and %.2f us%s)\n",
                     xchg_neighbor_algo_name(st->auto_algo), c->size, s->remote_blocks,
                     s->remote_nodes, s->blocks, s->remote_bytes, s->node_ranks, s->forwards,
                     s->forwards_max, s->handed_bytes_max, d * 1e6, l * 1e6,
-                    xchg_neighbor_algo_name(st->auto_polled), dp * 1e6, lp * 1e6);
+                    xchg_neighbor_algo_name(st->auto_polled), dp * 1e6, lp * 1e6,
+                    s->table_key != 0 ? "; the tuning table's constants" : "");
     }
     return polled ? st->auto_polled : st->auto_algo;
 }
@@ -198,6 +199,7 @@ static int call_of(const nbr_args *a, const nbr_state *st, xchg_nbr_call *c,
     c->mem.size = cs->size;
     c->mem.comm = cs->pcomm;
     c->mem.temp_limit = xchg_temp_limit_of(cs);
+    c->table_key = xchg_table_key();
     /* the algorithm first: known (the same on every rank) even where the
      * arrays are bad, so that prepare knows whether a collective follows */
     int rc = xchg_nbr_resolve_algo(&cs->settings, a->algo, a->from_env, algo);

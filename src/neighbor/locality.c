@@ -91,7 +91,9 @@ static int is_remote(const loc_analysis *a, int me, int peer)
  * "I send you an aggregate of this many bytes" (+1, so that an aggregate
  * of zero-size blocks still counts), "I expect a forward from you"), so
  * both ends of every message know it from the graph alone; and the agreed
- * statistics (two MPI_Allreduce: sums and maxima). The bytes are those of
+ * statistics (two MPI_Allreduce: sums and maxima, with the maxima the
+ * tuning table's key, so auto's model takes a table's constants only where
+ * every rank read the same table). The bytes are those of
  * this first call's counts: auto's model only. */
 static int census(xchg_nbr_call *c, loc_analysis *a)
 {
@@ -99,7 +101,9 @@ static int census(xchg_nbr_call *c, loc_analysis *a)
     int64_t *out = calloc(4 * (size_t)P, sizeof(int64_t)), *in = out ? out + 2 * P : NULL;
     int err = out ? MPI_SUCCESS : xchg_error_code(MPI_ERR_NO_MEM, "locality: no memory "
                                                   "for the census");
-    double v[6] = {0, 0, 0, 0, 0, 0}, m[2] = {0, 0};
+    /* m[2], m[3]: the tuning table's key and its negation, agreed by the
+     * maxima where every rank has the same */
+    double v[6] = {0, 0, 0, 0, 0, 0}, m[4] = {0, 0, c->table_key, -c->table_key};
     for (int j = 0; out && j < c->g->outdegree; j++) {
         int d = c->g->dests[j];
         v[4] += d != MPI_PROC_NULL;
@@ -130,7 +134,7 @@ static int census(xchg_nbr_call *c, loc_analysis *a)
     if (rc == MPI_SUCCESS)
         rc = xchg_mpi_allreduce(MPI_IN_PLACE, v, 6, MPI_DOUBLE, MPI_SUM, c->comm);
     if (rc == MPI_SUCCESS)
-        rc = xchg_mpi_allreduce(MPI_IN_PLACE, m, 2, MPI_DOUBLE, MPI_MAX, c->comm);
+        rc = xchg_mpi_allreduce(MPI_IN_PLACE, m, 4, MPI_DOUBLE, MPI_MAX, c->comm);
     const int L = a->L->first[node + 1] - a->L->first[node];
     int *srcs = (int *)out; /* out is free again: the list of sources, compacted */
     a->nsrc = 0;
@@ -155,6 +159,7 @@ static int census(xchg_nbr_call *c, loc_analysis *a)
     a->stats.node_ranks = v[5] / P;
     a->stats.forwards_max = m[0];
     a->stats.handed_bytes_max = m[1];
+    a->stats.table_key = m[2] == -m[3] ? m[2] : 0;
     free(out);
     return rc;
 }

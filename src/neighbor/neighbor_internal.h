@@ -69,6 +69,8 @@ typedef struct xchg_nbr_call {
     int rank, size;
     xchg_call mem;                   /* temporary memory accounting (temp_* fields) */
     void *analysis;                  /* the algorithm's analysis of the graph (analyse) */
+    double table_key;                /* this rank's tuning table (the entry point's
+                                      * xchg_table_key), agreed by locality's census */
 } xchg_nbr_call;
 
 /* The one signature of every neighbour algorithm: the whole exchange,
@@ -105,6 +107,8 @@ typedef struct xchg_nbr_stats {
     double remote_blocks, remote_nodes, remote_bytes, forwards;
     double blocks, node_ranks;
     double forwards_max, handed_bytes_max; /* the busiest rank's */
+    double table_key; /* the tuning table every rank read (xchg_nbr_call's
+                       * table_key, agreed), 0: none or not the same */
 } xchg_nbr_stats;
 
 /* Everything the library knows of a neighbour algorithm (registry.c). */

@@ -4,8 +4,10 @@
  * analysis agreed (src/neighbor/locality.c, census), with the machine
  * constants of the alltoallv model (xchg_model_defaults: alpha, overhead o
  * per posted send or receive, beta per byte of a node's link, copy and
- * copy_call per local copy). Nothing here is fitted to the neighbour
- * study; every term is what the algorithm does:
+ * copy_call per local copy; a tuning table's alpha, beta, copy and
+ * overhead where every rank read the same XCHG_TUNING_FILE, as for
+ * alltoallv). Nothing here is fitted to the neighbour study; every term is
+ * what the algorithm does:
  *
  *   direct   = max(2 o Bt, L V beta) + alpha
  *     one send and one receive per neighbour block (Bt, the node's blocks
@@ -50,6 +52,7 @@ void xchg_model_neighbor(const xchg_nbr_stats *s, int polled, double *direct, do
 {
     xchg_model_params m;
     xchg_model_defaults(&m);
+    xchg_table_constants(s->table_key, &m); /* XCHG_TUNING_FILE's, if agreed */
     const double B = s->remote_blocks, Bt = s->blocks > B ? s->blocks : B;
     const double K = s->remote_nodes, F = s->forwards, V = s->remote_bytes;
     const double L = s->node_ranks > 1 ? s->node_ranks : 1;

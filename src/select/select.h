@@ -34,5 +34,10 @@ void xchg_select_prepare(xchg_comm_state *cs, int nonblocking);
 struct xchg_nbr_stats;
 void xchg_model_neighbor(const struct xchg_nbr_stats *s, int polled, double *direct,
                          double *locality);
+/* The tuning table's key on this rank (XCHG_TUNING_FILE's checksum, as a
+ * double that reductions keep exact; 0: no table): what a neighbour
+ * census agrees so that xchg_model_neighbor takes the table's constants
+ * only where every rank read the same table. */
+double xchg_table_key(void);
 
 #endif /* XCHG_SELECT_H */

@@ -115,5 +115,9 @@ double xchg_model_time(xchg_algo algo, const xchg_model_params *m,
 xchg_algo xchg_table_lookup(const xchg_pattern_stats *s, xchg_model_params *m);
 /* Checksum of the table XCHG_TUNING_FILE names (0: none or unreadable). */
 unsigned long long xchg_table_checksum(void);
+/* The table's model constants (alpha, beta, copy, overhead lines) over
+ * m's, if the table this rank reads has the key given (xchg_table_key:
+ * agreed by the caller); else m unchanged. */
+void xchg_table_constants(double key, xchg_model_params *m);
 
 #endif

@@ -92,6 +92,29 @@ unsigned long long xchg_table_checksum(void)
     return c;
 }
 
+/* The table's model constants over m's (table_lock held). */
+static void constants(xchg_model_params *m)
+{
+    if (t_alpha > 0) m->alpha = t_alpha;
+    if (t_beta > 0) m->beta = t_beta;
+    if (t_copy > 0) m->copy = t_copy;
+    if (t_overhead > 0) m->overhead = t_overhead;
+}
+
+double xchg_table_key(void)
+{
+    return (double)(xchg_table_checksum() >> 11); /* 53 bits: exact in a double */
+}
+
+void xchg_table_constants(double key, xchg_model_params *m)
+{
+    if (key == 0 || xchg_table_key() != key)
+        return;
+    pthread_mutex_lock(&table_lock);
+    constants(m);
+    pthread_mutex_unlock(&table_lock);
+}
+
 xchg_algo xchg_table_lookup(const xchg_pattern_stats *s, xchg_model_params *m)
 {
     if (xchg_table_checksum() == 0)
@@ -99,10 +122,7 @@ xchg_algo xchg_table_lookup(const xchg_pattern_stats *s, xchg_model_params *m)
     long long mean = s->P > 0 ? s->max_rank_bytes / s->P : 0;
     xchg_algo found = XCHG_ALGO_INVALID;
     pthread_mutex_lock(&table_lock);
-    if (t_alpha > 0) m->alpha = t_alpha;
-    if (t_beta > 0) m->beta = t_beta;
-    if (t_copy > 0) m->copy = t_copy;
-    if (t_overhead > 0) m->overhead = t_overhead;
+    constants(m);
     for (int i = 0; i < nrules; i++)
         if (s->P >= rules[i].pmin && s->P <= rules[i].pmax && mean >= rules[i].bmin &&
             mean <= rules[i].bmax && xchg_registry_find(rules[i].algo)) {
