@@ -211,6 +211,28 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+static int gcd(int a, int b)
+{
+    while (b) {
+        int r = a % b;
+        a = b;
+        b = r;
+    }
+    return a;
+}
+
+int bench_turn(int it, int k, int n)
+{
+    if (n <= 2)
+        return (k + it) % (n > 0 ? n : 1);
+    int strides[64], ns = 0;
+    for (int s = 1; s < n && ns < 64; s++)
+        if (gcd(s, n) == 1)
+            strides[ns++] = s;
+    long s = strides[it % ns];
+    return (int)((s * k + it) % n);
+}
+
 void bench_summary(const double *t, int n, double *median, double *min, double *max,
                    double *mean)
 {

@@ -13,7 +13,8 @@
  *
  * Fairness: partners and data are made
  * before the clock starts; iteration it runs every algorithm once on the
- * same partners, the order rotating; an MPI_Barrier before each timed
+ * same partners, in an order that gives each algorithm another
+ * predecessor each iteration (bench_turn); an MPI_Barrier before each timed
  * call; the received data is consumed inside the timed region the same way
  * for all (the sparse algorithms' callback copies it to a caller buffer;
  * the baseline allocates its receive buffer and frees it); an iteration's
@@ -749,7 +750,7 @@ int dsde_main(int argc, char **argv, MPI_Comm comm)
     for (long it = 0; it < nit; it++) {
         partners(r, rank, it, x.dests, scratch);
         for (int j = 0; j < na; j++) {
-            int a = (int)((j + it) % na); /* rotate who goes first */
+            int a = bench_turn((int)it, j, na); /* another predecessor each time */
             double dt;
             int rc = timed(r, r->algos[a], &x, &s, &dt, comm);
             if ((rc != MPI_SUCCESS || s.failed) && !err[a]) {

@@ -23,7 +23,8 @@
  * Every block carries --bytes bytes (MPI_BYTE), whatever the pattern.
  *
  * Fairness: graph and data are made before the clock starts; each
- * iteration runs every column once, the order rotating, an MPI_Barrier
+ * iteration runs every column once, in an order that gives each column
+ * another predecessor each iteration (bench_turn), an MPI_Barrier
  * before each timed call; an iteration's time is the slowest rank's. The
  * persistent columns (+p) are made once before timing (init not timed)
  * and time start + wait.
@@ -484,7 +485,7 @@ static int timed(nb_run *r, MPI_Comm comm)
 {
     for (int it = -r->warmup; it < r->iters; it++)
         for (int k0 = 0; k0 < r->ncols; k0++) {
-            nb_col *c = &r->cols[(k0 + (it < 0 ? 0 : it)) % r->ncols];
+            nb_col *c = &r->cols[it < 0 ? k0 : bench_turn(it, k0, r->ncols)];
             MPI_Barrier(comm);
             double t0 = MPI_Wtime();
             int rc = call_once(r, c);
