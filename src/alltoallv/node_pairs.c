@@ -66,7 +66,8 @@
  * kept in cs->ext[XCHG_EXT_NODE_PAIRS]. The messages' format, probes, flags
  * and verdict are relay_common.h's (shared with multileader). Intra-node
  * steps use messages, not MPI-3 shared-memory windows (simpler, and the
- * same code runs nonblocking; a window is a later refinement).
+ * same code runs nonblocking; sim/intranode.c measured what a window
+ * would save: sim/README.md, "Intra-node steps").
  */
 #include "node_layout.h"
 #include "relay_common.h"
