@@ -15,10 +15,22 @@
  * receive is erroneous in MPI; here the receive would wait for ever:
  * XCHG_CHECK=1 finds it before anything moves.) Messages to self go
  * through MPI like the others, so their pairing needs no special case.
+ *
+ * More messages than XCHG_MAX_INFLIGHT (K) on a rank: that rank posts no
+ * receive and at most K sends at once (a window), and takes each block
+ * when MPI_Iprobe on its neighbour and tag sees it, in the order of the
+ * receives (the k-th block from a repeated neighbour is the k-th message
+ * from it); persistent, each start runs that as a coroutine. The messages
+ * are the same, so a bounded rank and an unbounded one pair as before.
+ * It never waits while it has a send to post or a block to take, so no
+ * cycle of waiting ranks can form.
  */
 #include "neighbor_internal.h"
 
+#include "progress/progress.h"
+
 #include <stdlib.h>
+#include <string.h>
 
 static int recv_moves(const xchg_nbr_call *c, int i)
 {
@@ -30,28 +42,192 @@ static int send_moves(const xchg_nbr_call *c, int j)
     return c->sendcounts[j] > 0 && c->st.size > 0 && c->g->dests[j] != MPI_PROC_NULL;
 }
 
+/* Temporary memory counted but never refused (a rank refusing it would
+ * leave its neighbours waiting; *limit_err then holds the limit's error,
+ * to be returned once the exchange is complete); NULL only where malloc
+ * itself failed (*limit_err its error). */
+static void *never_refused(xchg_nbr_call *c, size_t bytes, const char *what, int *limit_err)
+{
+    *limit_err = MPI_SUCCESS;
+    void *p = xchg_temp_alloc(&c->mem, bytes, what, limit_err);
+    if (!p && c->mem.temp_limit != SIZE_MAX) {
+        size_t limit = c->mem.temp_limit;
+        int merr = MPI_SUCCESS;
+        c->mem.temp_limit = SIZE_MAX;
+        p = xchg_temp_alloc(&c->mem, bytes, what, &merr);
+        c->mem.temp_limit = limit;
+        if (!p)
+            *limit_err = merr;
+    }
+    return p;
+}
+
 /* Requests and, per request, its receive block (-1: a send): one
- * allocation, counted but never refused (a rank refusing it would leave
- * its neighbours waiting; *limit_err then holds the limit's error, to be
- * returned once the exchange is complete). */
+ * allocation, never refused. */
 static MPI_Request *requests_alloc(xchg_nbr_call *c, int **from, size_t *bytes,
                                    int *limit_err)
 {
     int n = c->g->indegree + c->g->outdegree;
     *bytes = (sizeof(MPI_Request) + sizeof(int)) * (size_t)(n > 0 ? n : 1);
-    *limit_err = MPI_SUCCESS;
-    MPI_Request *req = xchg_temp_alloc(&c->mem, *bytes, "direct: request array", limit_err);
-    if (!req && c->mem.temp_limit != SIZE_MAX) {
-        size_t limit = c->mem.temp_limit;
-        int merr = MPI_SUCCESS;
-        c->mem.temp_limit = SIZE_MAX;
-        req = xchg_temp_alloc(&c->mem, *bytes, "direct: request array", &merr);
-        c->mem.temp_limit = limit;
-        if (!req)
-            *limit_err = merr;
-    }
+    MPI_Request *req = never_refused(c, *bytes, "direct: request array", limit_err);
     *from = req ? (int *)(req + (n > 0 ? n : 1)) : NULL;
     return req;
+}
+
+/* Messages this rank would post at once (blocks that move, both ways). */
+static int moving(const xchg_nbr_call *c)
+{
+    int n = 0;
+    for (int i = 0; i < c->g->indegree; i++)
+        n += recv_moves(c, i);
+    for (int j = 0; j < c->g->outdegree; j++)
+        n += send_moves(c, j);
+    return n;
+}
+
+/* Whether this rank runs the bounded exchange (its own decision: the
+ * messages are the same either way). */
+static int bounded(const xchg_nbr_call *c)
+{
+    int K = c->cs->settings.max_inflight;
+    return K > 0 && moving(c) > K;
+}
+
+/* The pending receives sorted by (source, tag, position), for ordering
+ * repeated neighbours. */
+static const xchg_nbr_call *sort_call;
+static const int *sort_tag;
+static int by_source_tag(const void *x, const void *y)
+{
+    int a = *(const int *)x, b = *(const int *)y;
+    int sa = sort_call->g->sources[a], sb = sort_call->g->sources[b];
+    if (sa != sb)
+        return (sa > sb) - (sa < sb);
+    if (sort_tag[a] != sort_tag[b])
+        return (sort_tag[a] > sort_tag[b]) - (sort_tag[a] < sort_tag[b]);
+    return (a > b) - (a < b);
+}
+
+/* The bounded exchange: at most K sends in flight, no receive posted;
+ * each block taken when its message is there, a repeated neighbour's in
+ * order (prev[i]: the receive that must come first, -1: none). */
+static int direct_windowed(xchg_nbr_call *c, int K)
+{
+    const xchg_nbr_graph *g = c->g;
+    const int nin = g->indegree, nout = g->outdegree;
+    int nsend = 0;
+    for (int j = 0; j < nout; j++)
+        nsend += send_moves(c, j);
+    int slots = K < nsend ? K : nsend;
+    size_t bytes = sizeof(MPI_Request) * (size_t)(slots + 1) +
+                   sizeof(int) * (size_t)(5 * nin + 2 * slots + 1);
+    int limit_err;
+    char *mem = never_refused(c, bytes, "direct: window tables", &limit_err);
+    if (!mem)
+        return limit_err;
+    MPI_Request *req = (MPI_Request *)mem;
+    int *tag = (int *)(req + slots + 1), *order = tag + nin, *prev = order + nin;
+    int *pend = prev + nin, *done = pend + nin, *freeslot = done + nin, *idx = freeslot + slots;
+    int npend = 0;
+    for (int i = 0; i < nin; i++) {
+        tag[i] = xchg_nbr_recv_tag(g, XCHG_NEIGHBOR_TAG_DIRECT, i);
+        prev[i] = -1;
+        done[i] = !recv_moves(c, i);
+        if (!done[i])
+            order[npend++] = i;
+    }
+    sort_call = c, sort_tag = tag; /* (the exchange runs on one thread) */
+    qsort(order, (size_t)npend, sizeof(int), by_source_tag);
+    for (int k = 1; k < npend; k++)
+        if (g->sources[order[k]] == g->sources[order[k - 1]] &&
+            tag[order[k]] == tag[order[k - 1]])
+            prev[order[k]] = order[k - 1];
+    npend = 0;
+    for (int i = 0; i < nin; i++)
+        if (!done[i])
+            pend[npend++] = i;
+    for (int k = 0; k < slots; k++) {
+        req[k] = MPI_REQUEST_NULL;
+        freeslot[k] = k;
+    }
+    int nfree = slots, next = 0, inflight = 0, taken = 0, cursor = 0;
+    int rc = MPI_SUCCESS, err = MPI_SUCCESS;
+    xchg_world_errors_return(1); /* MPICH: request errors as codes (progress.h) */
+    while (next < nout || inflight > 0 || taken < npend) {
+        int moved = 0;
+        for (; next < nout; next++) { /* sends, while a slot is free */
+            if (!send_moves(c, next))
+                continue;
+            if (nfree == 0)
+                break;
+            int k = freeslot[--nfree];
+            int e = MPI_Isend(xchg_block_addr(c->sendbuf, c->sdispls[next], &c->st),
+                              c->sendcounts[next], c->st.type, g->dests[next],
+                              xchg_nbr_send_tag(g, XCHG_NEIGHBOR_TAG_DIRECT, next), c->comm,
+                              &req[k]);
+            if (e != MPI_SUCCESS) {
+                freeslot[nfree++] = k; /* not posted: the neighbour waits; reported */
+                if (rc == MPI_SUCCESS)
+                    rc = e;
+            } else {
+                inflight++;
+            }
+            moved = 1;
+        }
+        /* blocks that are there: up to 16 probes from a rotating cursor */
+        for (int probes = 0, seen = 0; probes < 16 && seen < npend && taken < npend;
+             seen++, cursor = (cursor + 1) % npend) {
+            int i = pend[cursor];
+            if (done[i] || (prev[i] >= 0 && !done[prev[i]]))
+                continue;
+            int flag = 0;
+            probes++;
+            int e = MPI_Iprobe(g->sources[i], tag[i], c->comm, &flag, MPI_STATUS_IGNORE);
+            if (e == MPI_SUCCESS && flag)
+                e = xchg_mpi_recv(xchg_block_addr(c->recvbuf, c->rdispls[i], &c->rt),
+                                  c->recvcounts[i], c->rt.type, g->sources[i], tag[i], c->comm,
+                                  MPI_STATUS_IGNORE);
+            if (e != MPI_SUCCESS || flag) {
+                done[i] = 1; /* a failed receive consumed its message too */
+                taken++;
+                moved = 1;
+            }
+            if (e != MPI_SUCCESS && err == MPI_SUCCESS) {
+                int cls = MPI_ERR_OTHER;
+                MPI_Error_class(e, &cls);
+                err = cls != MPI_ERR_TRUNCATE ? e
+                      : xchg_error_code(MPI_ERR_TRUNCATE, "direct: rank %d receives more from "
+                                        "rank %d than its receive block %d holds "
+                                        "(recvcounts[%d] = %d)", c->rank, g->sources[i], i, i,
+                                        c->recvcounts[i]);
+            }
+        }
+        if (inflight > 0) { /* sends that are done free their slots */
+            int nd = 0;
+            int e = MPI_Testsome(slots, req, &nd, idx, MPI_STATUSES_IGNORE);
+            if (e != MPI_SUCCESS) { /* a send failed: complete them all, report it */
+                for (int k = 0; k < slots; k++)
+                    xchg_mpi_wait(&req[k], MPI_STATUS_IGNORE);
+                nfree = slots;
+                for (int k = 0; k < slots; k++)
+                    freeslot[k] = k;
+                inflight = 0;
+                if (rc == MPI_SUCCESS)
+                    rc = e;
+                moved = 1;
+            } else if (nd != MPI_UNDEFINED) {
+                for (int d = 0; d < nd; d++)
+                    freeslot[nfree++] = idx[d];
+                inflight -= nd;
+                moved |= nd > 0;
+            }
+        }
+        if (!moved)
+            xchg_poll_idle(); /* nonblocking or persistent: let the caller go on */
+    }
+    xchg_world_errors_return(0);
+    xchg_temp_free(&c->mem, mem, bytes);
+    return rc != MPI_SUCCESS ? rc : err != MPI_SUCCESS ? err : limit_err;
 }
 
 /* Posts (or, persistent, prepares) every receive, then every send. */
@@ -91,6 +267,8 @@ static int post_all(xchg_nbr_call *c, int persistent, MPI_Request *req, int *fro
 
 int xchg_neighbor_direct(xchg_nbr_call *c)
 {
+    if (bounded(c))
+        return direct_windowed(c, c->cs->settings.max_inflight);
     size_t bytes;
     int *from, err, n = 0;
     MPI_Request *req = requests_alloc(c, &from, &bytes, &err);
@@ -103,13 +281,17 @@ int xchg_neighbor_direct(xchg_nbr_call *c)
     return rc != MPI_SUCCESS ? rc : wrc != MPI_SUCCESS ? wrc : err;
 }
 
-/* The persistent plan: the prepared requests. */
+/* The persistent plan: the prepared requests; or, bounded, the call whose
+ * start runs the window as a coroutine (progress/queue.c). */
 typedef struct direct_plan {
     MPI_Request *req;
     int *from;
     int n;
     size_t bytes;
     int limit_err; /* over XCHG_MAX_TEMP_BYTES: reported by every wait */
+    xchg_nbr_call *c; /* bounded: */
+    xchg_nb *nb;
+    int rc;
 } direct_plan;
 
 static int direct_pfree(xchg_nbr_call *c, void *p)
@@ -117,10 +299,21 @@ static int direct_pfree(xchg_nbr_call *c, void *p)
     direct_plan *dp = p;
     if (!dp)
         return MPI_SUCCESS;
-    int rc = xchg_nbr_requests_free(dp->n, dp->req);
-    xchg_temp_free(&c->mem, dp->req, dp->bytes);
+    int rc = MPI_SUCCESS;
+    if (dp->c) {
+        xchg_nb_free(dp->nb);
+    } else {
+        rc = xchg_nbr_requests_free(dp->n, dp->req);
+        xchg_temp_free(&c->mem, dp->req, dp->bytes);
+    }
     free(dp);
     return rc;
+}
+
+static int windowed_body(void *p)
+{
+    direct_plan *dp = p;
+    return direct_windowed(dp->c, dp->c->cs->settings.max_inflight);
 }
 
 static int direct_pinit(xchg_nbr_call *c, void **plan)
@@ -129,6 +322,11 @@ static int direct_pinit(xchg_nbr_call *c, void **plan)
     direct_plan *dp = calloc(1, sizeof *dp);
     if (!dp)
         return xchg_error_code(MPI_ERR_NO_MEM, "direct: no memory for the persistent plan");
+    if (bounded(c)) { /* the call lives as long as the plan */
+        dp->c = c;
+        *plan = dp;
+        return MPI_SUCCESS;
+    }
     dp->req = requests_alloc(c, &dp->from, &dp->bytes, &dp->limit_err);
     if (!dp->req) {
         int rc = dp->limit_err;
@@ -146,14 +344,37 @@ static int direct_pinit(xchg_nbr_call *c, void **plan)
 
 static int direct_pstart(xchg_nbr_call *c, void *p)
 {
-    (void)c;
     direct_plan *dp = p;
+    if (dp->c) {
+        dp->rc = MPI_SUCCESS;
+        if (xchg_nb_start(c->cs, windowed_body, dp, &dp->nb) != MPI_SUCCESS) {
+            dp->nb = NULL; /* no memory for a coroutine: the exchange runs here */
+            dp->rc = direct_windowed(c, c->cs->settings.max_inflight);
+        }
+        return MPI_SUCCESS;
+    }
     return dp->n ? MPI_Startall(dp->n, dp->req) : MPI_SUCCESS;
+}
+
+/* A bounded start's end: its coroutine freed, its result. */
+static int windowed_done(direct_plan *dp, int rc)
+{
+    xchg_nb_free(dp->nb);
+    dp->nb = NULL;
+    return rc;
 }
 
 static int direct_ptest(xchg_nbr_call *c, void *p, int *flag)
 {
     direct_plan *dp = p;
+    if (dp->c) {
+        if (!dp->nb) {
+            *flag = 1;
+            return dp->rc;
+        }
+        int rc = xchg_nb_test(dp->nb, flag);
+        return *flag ? windowed_done(dp, rc) : rc;
+    }
     int rc = xchg_nbr_complete(c, dp->n, dp->req, dp->from, flag, "direct");
     return rc != MPI_SUCCESS || !*flag ? rc : dp->limit_err;
 }
@@ -161,6 +382,8 @@ static int direct_ptest(xchg_nbr_call *c, void *p, int *flag)
 static int direct_pwait(xchg_nbr_call *c, void *p)
 {
     direct_plan *dp = p;
+    if (dp->c)
+        return dp->nb ? windowed_done(dp, xchg_nb_wait(dp->nb)) : dp->rc;
     int rc = xchg_nbr_complete(c, dp->n, dp->req, dp->from, NULL, "direct");
     return rc != MPI_SUCCESS ? rc : dp->limit_err;
 }

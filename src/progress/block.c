@@ -113,6 +113,12 @@ int xchg_mpi_recv(void *buf, int count, MPI_Datatype type, int src, int tag, MPI
     return rc;
 }
 
+void xchg_poll_idle(void)
+{
+    if (xchg_coro_inside())
+        xchg_coro_yield();
+}
+
 int xchg_mpi_probe(int src, int tag, MPI_Comm comm, MPI_Status *st)
 {
     if (!xchg_coro_inside())

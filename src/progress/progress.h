@@ -60,6 +60,10 @@ void xchg_world_errors_return(int on);
 /* Whether the caller runs in a nonblocking exchange's coroutine
  * (src/progress/coro.h). */
 int xchg_coro_inside(void);
+/* For a polling loop that found nothing to do: inside a coroutine, hands
+ * control back to the caller of xchg_test/xchg_wait until the next
+ * resume; outside one, returns at once. */
+void xchg_poll_idle(void);
 
 /* One rank's argument error agreed by one allreduce on pcomm (see
  * xchg_agree_flag): the same error class on every rank. */
