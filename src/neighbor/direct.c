@@ -93,19 +93,20 @@ static int bounded(const xchg_nbr_call *c)
     return K > 0 && moving(c) > K;
 }
 
-/* The pending receives sorted by (source, tag, position), for ordering
- * repeated neighbours. */
-static const xchg_nbr_call *sort_call;
-static const int *sort_tag;
+/* A pending receive as sorted by (source, tag, position), for ordering
+ * repeated neighbours (no shared state: threads may run exchanges). */
+typedef struct recv_key {
+    int src, tag, i;
+} recv_key;
+
 static int by_source_tag(const void *x, const void *y)
 {
-    int a = *(const int *)x, b = *(const int *)y;
-    int sa = sort_call->g->sources[a], sb = sort_call->g->sources[b];
-    if (sa != sb)
-        return (sa > sb) - (sa < sb);
-    if (sort_tag[a] != sort_tag[b])
-        return (sort_tag[a] > sort_tag[b]) - (sort_tag[a] < sort_tag[b]);
-    return (a > b) - (a < b);
+    const recv_key *a = x, *b = y;
+    if (a->src != b->src)
+        return (a->src > b->src) - (a->src < b->src);
+    if (a->tag != b->tag)
+        return (a->tag > b->tag) - (a->tag < b->tag);
+    return (a->i > b->i) - (a->i < b->i);
 }
 
 /* The bounded exchange: at most K sends in flight, no receive posted;
@@ -119,14 +120,15 @@ static int direct_windowed(xchg_nbr_call *c, int K)
     for (int j = 0; j < nout; j++)
         nsend += send_moves(c, j);
     int slots = K < nsend ? K : nsend;
-    size_t bytes = sizeof(MPI_Request) * (size_t)(slots + 1) +
-                   sizeof(int) * (size_t)(5 * nin + 2 * slots + 1);
+    size_t bytes = sizeof(MPI_Request) * (size_t)(slots + 1) + sizeof(recv_key) * (size_t)nin +
+                   sizeof(int) * (size_t)(4 * nin + 2 * slots + 1);
     int limit_err;
     char *mem = never_refused(c, bytes, "direct: window tables", &limit_err);
     if (!mem)
         return limit_err;
     MPI_Request *req = (MPI_Request *)mem;
-    int *tag = (int *)(req + slots + 1), *order = tag + nin, *prev = order + nin;
+    recv_key *order = (recv_key *)(req + slots + 1);
+    int *tag = (int *)(order + nin), *prev = tag + nin;
     int *pend = prev + nin, *done = pend + nin, *freeslot = done + nin, *idx = freeslot + slots;
     int npend = 0;
     for (int i = 0; i < nin; i++) {
@@ -134,14 +136,12 @@ static int direct_windowed(xchg_nbr_call *c, int K)
         prev[i] = -1;
         done[i] = !recv_moves(c, i);
         if (!done[i])
-            order[npend++] = i;
+            order[npend++] = (recv_key){g->sources[i], tag[i], i};
     }
-    sort_call = c, sort_tag = tag; /* (the exchange runs on one thread) */
-    qsort(order, (size_t)npend, sizeof(int), by_source_tag);
+    qsort(order, (size_t)npend, sizeof(recv_key), by_source_tag);
     for (int k = 1; k < npend; k++)
-        if (g->sources[order[k]] == g->sources[order[k - 1]] &&
-            tag[order[k]] == tag[order[k - 1]])
-            prev[order[k]] = order[k - 1];
+        if (order[k].src == order[k - 1].src && order[k].tag == order[k - 1].tag)
+            prev[order[k].i] = order[k - 1].i;
     npend = 0;
     for (int i = 0; i < nin; i++)
         if (!done[i])
