@@ -5,6 +5,9 @@
  * CHECK(cond, fmt, ...)      this rank's check: a pass adds to npass, a
  *                            failure to nfail and prints
  *                            "FAIL [rank R] <printf-style message>".
+ * check_same_everywhere(v, comm)  1 on every rank of comm if all hold the
+ *                            same int v (two MPI_Allreduce), else 0: a
+ *                            collective, so every rank calls it.
  * CHECK_ALL(cond, fmt, ...)  an agreed check, called by every rank of
  *                            MPI_COMM_WORLD at the same point: it fails on
  *                            every rank if cond is false on any (one
@@ -85,6 +88,14 @@ static inline int *check_printed_(void)
             }                                                                 \
         }                                                                     \
     } while (0)
+
+static inline int check_same_everywhere(int v, MPI_Comm comm)
+{
+    int lo, hi;
+    MPI_Allreduce(&v, &lo, 1, MPI_INT, MPI_MIN, comm);
+    MPI_Allreduce(&v, &hi, 1, MPI_INT, MPI_MAX, comm);
+    return lo == hi;
+}
 #endif
 
 #endif /* XCHG_TESTS_CHECK_H */

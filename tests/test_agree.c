@@ -35,14 +35,6 @@
 
 static int rank, P, npass, nfail;
 
-static int same_everywhere(int v)
-{
-    int mn, mx;
-    MPI_Allreduce(&v, &mn, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    MPI_Allreduce(&v, &mx, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    return mn == mx;
-}
-
 /* n ints from every rank to every rank. */
 typedef struct {
     int *sc, *sd, *rc, *rd, *sb, *rb;
@@ -167,7 +159,7 @@ static void expect_agreed(const char *what, int rc, int want, int bad_rank, cons
     snprintf(w, sizeof w, "%s: class %d, expected %d on every rank (%s)", what, cls, want,
              a2av_err_msg(rc));
     CHECK(cls == want, "%s", w);
-    CHECK(same_everywhere(cls), "%s", w);
+    CHECK(check_same_everywhere(cls, MPI_COMM_WORLD), "%s", w);
     if (P > 1) {
         snprintf(w, sizeof w, "%s: message \"%s\" names %s", what, a2av_err_msg(rc),
                  rank == bad_rank ? own : name);
@@ -281,7 +273,8 @@ static void check_mode(void)
         snprintf(w, sizeof w, "XCHG_CHECK=1, %s, rank 1 expects more than rank 0 sends: "
                  "MPI_ERR_ARG everywhere, naming both ranks and counts (%s)", name,
                  a2av_err_msg(rcode));
-        CHECK(a2av_err_class(rcode) == MPI_ERR_ARG && same_everywhere(a2av_err_class(rcode)) &&
+        CHECK(a2av_err_class(rcode) == MPI_ERR_ARG &&
+              check_same_everywhere(a2av_err_class(rcode), MPI_COMM_WORLD) &&
               strstr(a2av_err_msg(rcode), "rank 0 sends 8 bytes to rank 1") &&
               strstr(a2av_err_msg(rcode), "expects 12 bytes"), "%s", w);
         CHECK(b.rb[0] == -1, "the receive buffer is untouched after a check-mode refusal");
@@ -293,7 +286,7 @@ static void check_mode(void)
         snprintf(w, sizeof w, "XCHG_CHECK=1, %s, rank 0 sends more than rank 1 expects: "
                  "MPI_ERR_TRUNCATE everywhere (%s)", name, a2av_err_msg(rcode));
         CHECK(a2av_err_class(rcode) == MPI_ERR_TRUNCATE &&
-              same_everywhere(a2av_err_class(rcode)) &&
+              check_same_everywhere(a2av_err_class(rcode), MPI_COMM_WORLD) &&
               strstr(a2av_err_msg(rcode), "rank 0 sends 8 bytes to rank 1") &&
               strstr(a2av_err_msg(rcode), "expects 4 bytes"), "%s", w);
     }
@@ -361,7 +354,8 @@ static void differing_settings(void)
     rc = run(XCHG_ALGO_LINEAR, &b, c);
     snprintf(w, sizeof w, "XCHG_MAX_TEMP_BYTES=1 on rank 0 only: MPI_ERR_NO_MEM everywhere "
              "(%s)", a2av_err_msg(rc));
-    CHECK(P == 1 || (a2av_err_class(rc) == MPI_ERR_NO_MEM && same_everywhere(a2av_err_class(rc))),
+    CHECK(P == 1 || (a2av_err_class(rc) == MPI_ERR_NO_MEM &&
+                     check_same_everywhere(a2av_err_class(rc), MPI_COMM_WORLD)),
           "%s", w);
     MPI_Comm_free(&c);
 
@@ -440,7 +434,9 @@ static void record_setting(void)
     b.sc[0] = b.n;
     snprintf(w, sizeof w, "XCHG_RECORD: one rank's argument error still fails alike (%s)",
              a2av_err_msg(rc));
-    CHECK(a2av_err_class(rc) == MPI_ERR_COUNT && same_everywhere(a2av_err_class(rc)), "%s", w);
+    CHECK(a2av_err_class(rc) == MPI_ERR_COUNT &&
+              check_same_everywhere(a2av_err_class(rc), MPI_COMM_WORLD),
+          "%s", w);
     MPI_Comm_free(&c); /* rank 0 writes */
     if (rank == 0) {
         /* comm_with's zero call, then 2 calls of 2 ints to everyone */

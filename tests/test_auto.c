@@ -61,14 +61,6 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 }
 static int last_err; /* exchange_as's return code */
 
-static int same_everywhere(int v, MPI_Comm comm)
-{
-    int lo, hi;
-    MPI_Allreduce(&v, &lo, 1, MPI_INT, MPI_MIN, comm);
-    MPI_Allreduce(&v, &hi, 1, MPI_INT, MPI_MAX, comm);
-    return lo == hi;
-}
-
 enum { TINY = 0, LARGE = 1, SELF_LARGE = 2 };
 
 /* One exchange on comm: blocks of 1..4 bytes (TINY), 4096.. bytes
@@ -169,7 +161,7 @@ static void sequence(const char *name, const int *kinds, int n, int only_rank0,
             }
         }
         ok_all &= ok;
-        same_all &= same_everywhere((int)a, comm);
+        same_all &= check_same_everywhere((int)a, comm);
         if (a != want) {
             follow_all = 0;
             if (rank == 0)
@@ -206,7 +198,7 @@ static void pickup(int most)
         int ok;
         xchg_algo a = exchange(i < n ? TINY : LARGE, comm, &ok);
         ok_all &= ok;
-        same_all &= same_everywhere((int)a, comm);
+        same_all &= check_same_everywhere((int)a, comm);
         if (i >= n + most && a != XCHG_ALGO_PAIRWISE && late < 0)
             late = i;
     }
@@ -283,7 +275,7 @@ int main(int argc, char **argv)
         CHECK_ALL(ok1 && ok2 && a1 == XCHG_ALGO_BRUCK_PADDED && a2 == XCHG_ALGO_BRUCK_PADDED,
                   "padded: a table rule for small blocks is followed");
         CHECK_ALL(ok3 && a3 != XCHG_ALGO_BRUCK_PADDED && a3 != XCHG_ALGO_PADDED_ALLTOALL &&
-                  same_everywhere((int)a3, comm),
+                  check_same_everywhere((int)a3, comm),
                   "padded: a cached padded choice re-agrees when the blocks no longer fit");
         MPI_Comm_free(&comm);
     }
@@ -350,7 +342,7 @@ int main(int argc, char **argv)
         a[4] = exchange_as(TINY, comm, &ok[4], 0);
         int same = 1;
         for (int i = 0; i < 5; i++)
-            same &= same_everywhere((int)a[i], comm);
+            same &= check_same_everywhere((int)a[i], comm);
         CHECK_ALL(ok[0] && ok[1] && ok[2] && ok[3] && ok[4] && same,
                   "hierarchical by table, blocking and nonblocking: correct, same everywhere");
         CHECK_ALL(P == 1 ? a[0] == XCHG_ALGO_HIERARCHICAL && a[1] == a[0]
@@ -382,8 +374,8 @@ int main(int argc, char **argv)
             int lo_ok, hi_ok;
             MPI_Allreduce(&ok[i], &lo_ok, 1, MPI_INT, MPI_MIN, comm);
             MPI_Allreduce(&ok[i], &hi_ok, 1, MPI_INT, MPI_MAX, comm);
-            alike &= lo_ok == hi_ok && same_everywhere(cls[i], comm) &&
-                     same_everywhere((int)a[i], comm) && (ok[i] || cls[i] != MPI_SUCCESS);
+            alike &= lo_ok == hi_ok && check_same_everywhere(cls[i], comm) &&
+                     check_same_everywhere((int)a[i], comm) && (ok[i] || cls[i] != MPI_SUCCESS);
         }
         refuse_splits = 0;
         settled = ok[1] && ok[2] && ok[3] && a[1] != XCHG_ALGO_HIERARCHICAL &&

@@ -89,14 +89,6 @@ static int exchange(MPI_Comm comm, int k, int preload, int *rc)
 static int npass, nfail;
 static int exchange_half(MPI_Comm half, int preload);
 
-static int same_everywhere(int v)
-{
-    int lo, hi;
-    MPI_Allreduce(&v, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    MPI_Allreduce(&v, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    return lo == hi;
-}
-
 /* On a sub-communicator after a communicator of all ranks: auto's node map
  * comes from the record, no split. */
 static int exchange_half(MPI_Comm half, int preload)
@@ -138,7 +130,8 @@ int main(int argc, char **argv)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     for (int k = 0; k < made; k++) /* inherited from the world: the default again */
         MPI_Comm_set_errhandler(comms[k], MPI_ERRORS_ARE_FATAL);
-    CHECK(same_everywhere(made), "ranks made different numbers of communicators");
+    CHECK(check_same_everywhere(made, MPI_COMM_WORLD),
+          "ranks made different numbers of communicators");
     /* and a sub-communicator of each parity: its node map is derived too */
     MPI_Comm half;
     MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
@@ -164,7 +157,8 @@ int main(int argc, char **argv)
             continue;
         }
         int cls = a2av_err_class(rc);
-        CHECK(same_everywhere(cls), "communicator %d: ranks ended the call differently "
+        CHECK(check_same_everywhere(cls, MPI_COMM_WORLD),
+              "communicator %d: ranks ended the call differently "
               "(class %d here)", k, cls);
         if (rc == MPI_SUCCESS) {
             served++;
@@ -188,7 +182,8 @@ int main(int argc, char **argv)
     }
     CHECK(wrong == 0, "%d wrong values", wrong);
     CHECK(served > 0, "xchg served no communicator");
-    CHECK(same_everywhere(served), "ranks disagree on how many calls xchg served");
+    CHECK(check_same_everywhere(served, MPI_COMM_WORLD),
+          "ranks disagree on how many calls xchg served");
 #if defined(MPICH_VERSION)
     CHECK(made < 1000 || refused > 0, "MPICH: %d communicators, each with xchg's duplicate, "
           "and no refusal", made);
@@ -219,7 +214,8 @@ int main(int argc, char **argv)
         }
         CHECK(ready && tries <= 65, "communicator %d still refused after %d calls, %d "
               "communicators freed", first_refused, tries, nfree);
-        CHECK(same_everywhere(tries), "ranks were served after different numbers of calls");
+        CHECK(check_same_everywhere(tries, MPI_COMM_WORLD),
+              "ranks were served after different numbers of calls");
         int r2 = -1;
         CHECK(xchg_comm_prepare(comms[first_refused], &r2) == MPI_SUCCESS && r2 == 1,
               "xchg_comm_prepare: ready=%d after the frees", r2);

@@ -32,7 +32,10 @@
 static int rank, P, npass, nfail;
 
 static int count_of(int from, int to) { return 1 + (from + 2 * to) % 3; }
-static int value_of(int from, int to, int copy, int i) { return from * 100000 + to * 100 + copy * 10 + i; }
+static int value_of(int from, int to, int copy, int i)
+{
+    return from * 100000 + to * 100 + copy * 10 + i;
+}
 
 /* Runs auto on a new complete graph (every rank three times), blocking or
  * persistent; checks the result; returns the algorithm that ran. */
@@ -90,14 +93,6 @@ static xchg_neighbor_algo run_case(const char *what, int persistent)
     return ran;
 }
 
-static int same_everywhere(int v)
-{
-    int lo = v, hi = v;
-    MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    return lo == hi;
-}
-
 static void write_table(const char *path, const char *text)
 {
     FILE *f = fopen(path, "w");
@@ -110,9 +105,9 @@ static void write_table(const char *path, const char *text)
 static void expect(const char *what, xchg_neighbor_algo want, int persistent)
 {
     xchg_neighbor_algo ran = run_case(what, persistent);
-    CHECK_ALL(same_everywhere((int)ran) && ran == want, "%s%s: auto ran %s, expected %s", what,
-              persistent ? " (persistent)" : "", xchg_neighbor_algo_name(ran),
-              xchg_neighbor_algo_name(want));
+    CHECK_ALL(check_same_everywhere((int)ran, MPI_COMM_WORLD) && ran == want,
+              "%s%s: auto ran %s, expected %s", what, persistent ? " (persistent)" : "",
+              xchg_neighbor_algo_name(ran), xchg_neighbor_algo_name(want));
 }
 
 int main(int argc, char **argv)
@@ -133,9 +128,11 @@ int main(int argc, char **argv)
 
     unsetenv("XCHG_TUNING_FILE");
     xchg_neighbor_algo none = run_case("no table", 0);
-    CHECK_ALL(same_everywhere((int)none), "no table: the same choice everywhere");
+    CHECK_ALL(check_same_everywhere((int)none, MPI_COMM_WORLD),
+              "no table: the same choice everywhere");
     xchg_neighbor_algo none_p = run_case("no table", 1);
-    CHECK_ALL(same_everywhere((int)none_p), "no table (persistent): the same choice everywhere");
+    CHECK_ALL(check_same_everywhere((int)none_p, MPI_COMM_WORLD),
+              "no table (persistent): the same choice everywhere");
 
     /* one node (P <= ranks per node), or no locality in this build: direct */
     const xchg_neighbor_algo loc = nodes > 1 && has_locality ? XCHG_NEIGHBOR_LOCALITY
@@ -151,9 +148,11 @@ int main(int argc, char **argv)
      * turns the choice without a table to the other algorithm: ignored
      * everywhere */
     const char *lacks = "/nonexistent/xchg-table";
-    setenv("XCHG_TUNING_FILE", rank == 0 ? lacks : none == XCHG_NEIGHBOR_DIRECT ? messages : bytes, 1);
+    setenv("XCHG_TUNING_FILE",
+           rank == 0 ? lacks : none == XCHG_NEIGHBOR_DIRECT ? messages : bytes, 1);
     expect("a table rank 0 lacks", none, 0);
-    setenv("XCHG_TUNING_FILE", rank == 0 ? lacks : none_p == XCHG_NEIGHBOR_DIRECT ? messages : bytes, 1);
+    setenv("XCHG_TUNING_FILE",
+           rank == 0 ? lacks : none_p == XCHG_NEIGHBOR_DIRECT ? messages : bytes, 1);
     expect("a table rank 0 lacks", none_p, 1);
     unsetenv("XCHG_TUNING_FILE");
     remove(messages);

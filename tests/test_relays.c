@@ -90,14 +90,6 @@ static int run(bufs *b, MPI_Comm comm)
     return cls;
 }
 
-static int same_everywhere(int v)
-{
-    int mn, mx;
-    MPI_Allreduce(&v, &mn, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    MPI_Allreduce(&v, &mx, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    return mn == mx;
-}
-
 /* Group of rank r (multileader: its first place; node_pairs: its node). */
 static int unit_of(int r, int k)
 {
@@ -164,7 +156,7 @@ static void agreed(MPI_Comm comm, int k, bufs *b)
     fill(b);
     if (me == P - 1)
         b->sc[0] = -1;
-    int cls = run(b, comm), same = same_everywhere(cls);
+    int cls = run(b, comm), same = check_same_everywhere(cls, MPI_COMM_WORLD);
     CHECK_ALL(P == 1 || (cls == MPI_ERR_COUNT && same && untouched(b)),
               "rpn %d: sendcounts[0] = -1 on rank %d: class %d, the same everywhere, "
               "nothing delivered", k, P - 1, cls);
@@ -174,7 +166,7 @@ static void agreed(MPI_Comm comm, int k, bufs *b)
         setenv("XCHG_FAULT_TEMP_LIMIT", "0", 1);
     cls = run(b, comm);
     unsetenv("XCHG_FAULT_TEMP_LIMIT");
-    same = same_everywhere(cls); /* collective: outside the condition */
+    same = check_same_everywhere(cls, MPI_COMM_WORLD); /* collective: outside the condition */
     CHECK_ALL(P == 1 || (cls == MPI_ERR_NO_MEM && same && untouched(b)),
               "rpn %d: XCHG_FAULT_TEMP_LIMIT=0 on rank 0: class %d, the same everywhere, "
               "nothing delivered", k, cls);
@@ -218,7 +210,7 @@ static void relay_refused(MPI_Comm comm, int k, bufs *b)
         setenv("XCHG_FAULT_TEMP_LIMIT", v, 1);
     cls = run(b, comm);
     unsetenv("XCHG_FAULT_TEMP_LIMIT");
-    int same = same_everywhere(cls);
+    int same = check_same_everywhere(cls, MPI_COMM_WORLD);
     CHECK_ALL(same && (cls == MPI_ERR_COUNT || cls == MPI_ERR_NO_MEM),
               "rpn %d: relay %d limited to %s bytes and an argument error on rank %d: class "
               "%d, the same everywhere", k, busiest, v, P - 1, cls);

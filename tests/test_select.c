@@ -43,14 +43,6 @@ static xchg_algo run_pattern(int scale, int sparse, int *correct)
     return s.algo;
 }
 
-static int same_everywhere(int v)
-{
-    int lo, hi;
-    MPI_Allreduce(&v, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    MPI_Allreduce(&v, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    return lo == hi;
-}
-
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -71,7 +63,8 @@ int main(int argc, char **argv)
             CHECK_ALL(ok, "%s", label);
             snprintf(label, sizeof label, "scale %d sparse %d: same choice on all ranks (%s)",
                      scales[i], sparse, xchg_algo_name(a) ? xchg_algo_name(a) : "?");
-            CHECK_ALL(same_everywhere((int)a) && xchg_algo_name(a) != NULL, "%s", label);
+            CHECK_ALL(check_same_everywhere((int)a, MPI_COMM_WORLD) && xchg_algo_name(a) != NULL,
+                      "%s", label);
             snprintf(label, sizeof label, "scale %d sparse %d: auto never runs a baseline (%s)",
                      scales[i], sparse, xchg_algo_name(a) ? xchg_algo_name(a) : "?");
             CHECK_ALL(!xchg_algo_is_baseline(a), "%s", label);
@@ -117,9 +110,11 @@ int main(int argc, char **argv)
     if (rank != 0)
         setenv("XCHG_TUNING_FILE", "/nonexistent/xchg-table", 1);
     a = run_pattern(16, 0, &ok);
-    CHECK_ALL(ok && same_everywhere((int)a), "a table one rank lacks: same choice everywhere");
+    CHECK_ALL(ok && check_same_everywhere((int)a, MPI_COMM_WORLD),
+              "a table one rank lacks: same choice everywhere");
     a = run_pattern(16, 0, &ok);
-    CHECK_ALL(ok && same_everywhere((int)a), "a table one rank lacks: same choice everywhere");
+    CHECK_ALL(ok && check_same_everywhere((int)a, MPI_COMM_WORLD),
+              "a table one rank lacks: same choice everywhere");
     if (P > 1)
         CHECK_ALL(a != XCHG_ALGO_PAIRWISE, "a table one rank lacks is ignored");
     unsetenv("XCHG_TUNING_FILE");
