@@ -74,23 +74,27 @@ static MPI_Request *requests_alloc(xchg_nbr_call *c, int **from, size_t *bytes,
     return req;
 }
 
-/* Messages this rank would post at once (blocks that move, both ways). */
-static int moving(const xchg_nbr_call *c)
+/* Blocks this rank sends (zero-size and MPI_PROC_NULL ones skipped). */
+static int moving_sends(const xchg_nbr_call *c)
 {
     int n = 0;
-    for (int i = 0; i < c->g->indegree; i++)
-        n += recv_moves(c, i);
     for (int j = 0; j < c->g->outdegree; j++)
         n += send_moves(c, j);
     return n;
 }
 
-/* Whether this rank runs the bounded exchange (its own decision: the
- * messages are the same either way). */
+/* Whether this rank runs the bounded exchange: more messages to post than
+ * XCHG_MAX_INFLIGHT (its own decision: the messages are the same either
+ * way). Counted only where the graph alone could exceed the bound. */
 static int bounded(const xchg_nbr_call *c)
 {
     int K = c->cs->settings.max_inflight;
-    return K > 0 && moving(c) > K;
+    if (K <= 0 || c->g->indegree + c->g->outdegree <= K)
+        return 0;
+    int n = moving_sends(c);
+    for (int i = 0; i < c->g->indegree; i++)
+        n += recv_moves(c, i);
+    return n > K;
 }
 
 /* A pending receive as sorted by (source, tag, position), for ordering
@@ -115,37 +119,31 @@ static int by_source_tag(const void *x, const void *y)
 static int direct_windowed(xchg_nbr_call *c, int K)
 {
     const xchg_nbr_graph *g = c->g;
-    const int nin = g->indegree, nout = g->outdegree;
-    int nsend = 0;
-    for (int j = 0; j < nout; j++)
-        nsend += send_moves(c, j);
+    const int nin = g->indegree, nout = g->outdegree, nsend = moving_sends(c);
     int slots = K < nsend ? K : nsend;
     size_t bytes = sizeof(MPI_Request) * (size_t)(slots + 1) + sizeof(recv_key) * (size_t)nin +
-                   sizeof(int) * (size_t)(4 * nin + 2 * slots + 1);
+                   sizeof(int) * (size_t)(2 * nin + 2 * slots + 1);
     int limit_err;
     char *mem = never_refused(c, bytes, "direct: window tables", &limit_err);
     if (!mem)
         return limit_err;
     MPI_Request *req = (MPI_Request *)mem;
-    recv_key *order = (recv_key *)(req + slots + 1);
-    int *tag = (int *)(order + nin), *prev = tag + nin;
-    int *pend = prev + nin, *done = pend + nin, *freeslot = done + nin, *idx = freeslot + slots;
+    /* pend: the receives to take, sorted; the probes go round them */
+    recv_key *pend = (recv_key *)(req + slots + 1);
+    int *prev = (int *)(pend + nin), *done = prev + nin, *freeslot = done + nin;
+    int *idx = freeslot + slots;
     int npend = 0;
     for (int i = 0; i < nin; i++) {
-        tag[i] = xchg_nbr_recv_tag(g, XCHG_NEIGHBOR_TAG_DIRECT, i);
         prev[i] = -1;
         done[i] = !recv_moves(c, i);
         if (!done[i])
-            order[npend++] = (recv_key){g->sources[i], tag[i], i};
+            pend[npend++] =
+                (recv_key){g->sources[i], xchg_nbr_recv_tag(g, XCHG_NEIGHBOR_TAG_DIRECT, i), i};
     }
-    qsort(order, (size_t)npend, sizeof(recv_key), by_source_tag);
+    qsort(pend, (size_t)npend, sizeof(recv_key), by_source_tag);
     for (int k = 1; k < npend; k++)
-        if (order[k].src == order[k - 1].src && order[k].tag == order[k - 1].tag)
-            prev[order[k].i] = order[k - 1].i;
-    npend = 0;
-    for (int i = 0; i < nin; i++)
-        if (!done[i])
-            pend[npend++] = i;
+        if (pend[k].src == pend[k - 1].src && pend[k].tag == pend[k - 1].tag)
+            prev[pend[k].i] = pend[k - 1].i;
     for (int k = 0; k < slots; k++) {
         req[k] = MPI_REQUEST_NULL;
         freeslot[k] = k;
@@ -177,15 +175,16 @@ static int direct_windowed(xchg_nbr_call *c, int K)
         /* blocks that are there: up to 16 probes from a rotating cursor */
         for (int probes = 0, seen = 0; probes < 16 && seen < npend && taken < npend;
              seen++, cursor = (cursor + 1) % npend) {
-            int i = pend[cursor];
+            const recv_key *r = &pend[cursor];
+            const int i = r->i;
             if (done[i] || (prev[i] >= 0 && !done[prev[i]]))
                 continue;
             int flag = 0;
             probes++;
-            int e = MPI_Iprobe(g->sources[i], tag[i], c->comm, &flag, MPI_STATUS_IGNORE);
+            int e = MPI_Iprobe(r->src, r->tag, c->comm, &flag, MPI_STATUS_IGNORE);
             if (e == MPI_SUCCESS && flag)
                 e = xchg_mpi_recv(xchg_block_addr(c->recvbuf, c->rdispls[i], &c->rt),
-                                  c->recvcounts[i], c->rt.type, g->sources[i], tag[i], c->comm,
+                                  c->recvcounts[i], c->rt.type, r->src, r->tag, c->comm,
                                   MPI_STATUS_IGNORE);
             if (e != MPI_SUCCESS || flag) {
                 done[i] = 1; /* a failed receive consumed its message too */
