@@ -118,6 +118,7 @@ static int analysis_of(nbr_state *st, xchg_nbr_call *c, xchg_neighbor_algo id)
     const xchg_neighbor_info *a = xchg_neighbor_registry_find(id);
     if (!a || !a->analyse || (int)id >= NBR_IDS || st->analysis[id])
         return MPI_SUCCESS;
+    c->table_key = xchg_table_key(); /* for locality's census (auto's model) */
     return a->analyse(c, &st->analysis[id]);
 }
 
@@ -199,7 +200,6 @@ static int call_of(const nbr_args *a, const nbr_state *st, xchg_nbr_call *c,
     c->mem.size = cs->size;
     c->mem.comm = cs->pcomm;
     c->mem.temp_limit = xchg_temp_limit_of(cs);
-    c->table_key = xchg_table_key();
     /* the algorithm first: known (the same on every rank) even where the
      * arrays are bad, so that prepare knows whether a collective follows */
     int rc = xchg_nbr_resolve_algo(&cs->settings, a->algo, a->from_env, algo);

@@ -69,8 +69,9 @@ typedef struct xchg_nbr_call {
     int rank, size;
     xchg_call mem;                   /* temporary memory accounting (temp_* fields) */
     void *analysis;                  /* the algorithm's analysis of the graph (analyse) */
-    double table_key;                /* this rank's tuning table (the entry point's
-                                      * xchg_table_key), agreed by locality's census */
+    double table_key;                /* this rank's tuning table (xchg_table_key, set
+                                      * where an analysis is made), agreed by
+                                      * locality's census */
 } xchg_nbr_call;
 
 /* The one signature of every neighbour algorithm: the whole exchange,
