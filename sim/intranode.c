@@ -16,7 +16,8 @@
  *        piece from every node-mate's part, MPI_Barrier (no part is
  *        overwritten before every reader is done).
  * Both copy each piece once on each side (packing and unpacking; in the
- * simulated build charged as xchg charges its copies: 10 ns + 5 GB/s,
+ * simulated build charged by libxchg's own xchg_charge_copies: 10 ns +
+ * 5 GB/s unless XCHG_SIM_COPY_NS / _GBPS say otherwise,
  * src/core/simcost.c), so the figures differ by what moves the data and
  * what synchronises. Times: the slowest rank's, median of ITERS calls
  * after WARMUP, microseconds.
@@ -37,15 +38,9 @@
 #pragma GCC diagnostic ignored "-Wstringop-overflow" /* MPICH's MPI_STATUSES_IGNORE */
 #endif
 
-#ifdef XCHG_SIM_INTRANODE /* the simulated build: charge copies as libxchg does */
-#include <simgrid/host.h>
-#include <smpi/smpi.h>
-static void charge(size_t calls, size_t bytes)
-{
-    double s = (double)calls * 10e-9 + (double)bytes / 5e9;
-    if (s > 0)
-        smpi_execute_flops(s * sg_host_get_speed(sg_host_self()));
-}
+#ifdef XCHG_SIM_INTRANODE /* the simulated build: libxchg's own charge for copies */
+#include "core.h"
+static void charge(size_t calls, size_t bytes) { xchg_charge_copies(calls, bytes); }
 #else
 static void charge(size_t calls, size_t bytes) { (void)calls, (void)bytes; }
 #endif
