@@ -22,9 +22,10 @@
  *     the caller never made; the refusal is remembered and MPI asked again
  *     after 1, 2, 4, ... 64 calls (state_get);
  *   - the node map (which ranks share this rank's node, for the automatic
- *     choice only) is made on first need, and from a process-wide record of
- *     earlier node splits where that covers every member: a duplicate of a
- *     communicator already split, or any subset of it, costs no split.
+ *     choice only) is taken from a process-wide record of earlier node
+ *     splits where that covers every member (agreed with the duplicate: a
+ *     duplicate of a communicator already split, or any subset of it,
+ *     costs no split), else made by a split on first need.
  * The duplicate itself is not shared between caller communicators, not even
  * between duplicates of one another: two persistent requests, or calls from
  * two threads, on different caller communicators may legally run in
@@ -161,6 +162,37 @@ static int node_split(MPI_Comm pcomm, int size, unsigned char *on)
     return rc;
 }
 
+/* The map from the record where it covers every rank of comm (this
+ * rank's view), else NULL. */
+static unsigned char *node_map_from_record(MPI_Comm comm, int n)
+{
+    unsigned char *on = calloc((size_t)n, 1);
+    int *wr = on ? world_ranks(comm, n) : NULL;
+    int covered = wr && node_from_record(wr, n, on);
+    free(wr);
+    if (!covered) {
+        free(on);
+        return NULL;
+    }
+    return on;
+}
+
+static void node_map_set(xchg_comm_state *st, unsigned char *on)
+{
+    if (st->on_node != on)
+        free(st->on_node);
+    st->on_node = on;
+    st->node_size = 0;
+    for (int j = 0; on && j < st->size; j++)
+        st->node_size += on[j];
+    if (st->node_size < 1)
+        st->node_size = 1;
+    st->node_ready = 1;
+}
+
+/* Where the record covered every rank on every rank, state_get set the
+ * map already (agreed in its allreduce), so node_ready is the same on
+ * every rank and so is the decision to split. */
 int xchg_comm_node_map(xchg_comm_state *st)
 {
     if (st->node_ready)
@@ -168,40 +200,19 @@ int xchg_comm_node_map(xchg_comm_state *st)
     const int n = st->size;
     unsigned char *on = calloc((size_t)n, 1);
     int *wr = on ? world_ranks(st->pcomm, n) : NULL;
-    /* Split only if some rank lacks the record: ranks may have learnt
-     * different things (each from the communicators it was in), and the
-     * split is collective, so the decision is agreed. */
-    int covered = wr && node_from_record(wr, n, on);
-    int all = 0;
-    int rc = MPI_Allreduce(&covered, &all, 1, MPI_INT, MPI_MIN, st->pcomm);
-    if (rc != MPI_SUCCESS) {
+    /* Every rank takes part, even without memory for the map. */
+    unsigned char dummy = 0;
+    if (node_split(st->pcomm, on ? n : 0, on ? on : &dummy) == MPI_SUCCESS && on) {
+        if (wr)
+            node_record(wr, n, on);
+    } else {
+        /* refused (no communicator left) or no memory: unknown, which
+         * only makes the automatic choice count all traffic off-node */
         free(on);
-        free(wr);
-        return rc;
-    }
-    if (!all) {
-        if (on)
-            memset(on, 0, (size_t)n);
-        /* Every rank takes part, even without memory for the map. */
-        unsigned char dummy = 0;
-        if (node_split(st->pcomm, on ? n : 0, on ? on : &dummy) == MPI_SUCCESS && on) {
-            if (wr)
-                node_record(wr, n, on);
-        } else {
-            /* refused (no communicator left) or no memory: unknown, which
-             * only makes the automatic choice count all traffic off-node */
-            free(on);
-            on = NULL;
-        }
+        on = NULL;
     }
     free(wr);
-    st->on_node = on;
-    st->node_size = 0;
-    for (int j = 0; on && j < n; j++)
-        st->node_size += on[j];
-    if (st->node_size < 1)
-        st->node_size = 1;
-    st->node_ready = 1;
+    node_map_set(st, on);
     return MPI_SUCCESS;
 }
 
@@ -279,10 +290,17 @@ static void mpi_reason(int code, char *out, size_t len)
 
 /* The private duplicate of comm. MPI_Comm_dup may be refused (the limit on
  * communicators) and may fail on some ranks only: the outcome is agreed
- * (lowest failing rank's class everywhere). */
-static int private_dup(MPI_Comm comm, int rank, int size, MPI_Comm *out, int *refused)
+ * (lowest failing rank's class everywhere). The one allreduce that agrees
+ * it also agrees the settings (*set) and whether the record of node
+ * splits covers every rank (then *on_out is the node map, else NULL):
+ * three agreements a first call would otherwise pay one latency chain
+ * each for (simulated, 1024 ranks: about 16 us each). */
+static int private_dup(MPI_Comm comm, int rank, int size, const xchg_algo_names *names,
+                       xchg_settings *set, unsigned char **on_out, MPI_Comm *out,
+                       int *refused)
 {
     *out = MPI_COMM_NULL;
+    *on_out = NULL;
     *refused = 0;
     /* MPI raises a failed MPI_Comm_dup on comm's handler, by default
      * MPI_ERRORS_ARE_FATAL: return instead, and agree below. */
@@ -294,9 +312,10 @@ static int private_dup(MPI_Comm comm, int rank, int size, MPI_Comm *out, int *re
     int drc = MPI_Comm_dup(comm, &pc);
     if (drc != MPI_SUCCESS)
         pc = MPI_COMM_NULL;
-    int64_t all = xchg_agree_flag(rank, size, drc);
-    int arc = size > 1 ? MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT64_T, MPI_MAX, comm)
-                       : MPI_SUCCESS;
+    unsigned char *on = node_map_from_record(comm, size);
+    int64_t extra[2] = {xchg_agree_flag(rank, size, drc), on ? 0 : 1};
+    int arc = xchg_settings_agree(comm, names, set, extra, 2);
+    int64_t all = extra[0];
     if (have_old) {
         MPI_Comm_set_errhandler(comm, old);
         MPI_Errhandler_free(&old);
@@ -304,8 +323,13 @@ static int private_dup(MPI_Comm comm, int rank, int size, MPI_Comm *out, int *re
     if (arc == MPI_SUCCESS && all == 0) {
         MPI_Comm_set_errhandler(pc, MPI_ERRORS_RETURN);
         *out = pc;
+        if (extra[1] == 0)
+            *on_out = on; /* covered on every rank */
+        else
+            free(on);
         return MPI_SUCCESS;
     }
+    free(on);
     if (pc != MPI_COMM_NULL) /* another rank's dup failed: give ours back */
         MPI_Comm_free(&pc);
     if (arc != MPI_SUCCESS)
@@ -364,7 +388,9 @@ static int state_get(MPI_Comm comm, const xchg_algo_names *names, xchg_comm_stat
     MPI_Comm_size(comm, &size);
     /* Every rank takes part in the dup, even one without memory. */
     MPI_Comm pc = MPI_COMM_NULL;
-    rc = private_dup(comm, rank, size, &pc, refused);
+    xchg_settings agreed;
+    unsigned char *on = NULL;
+    rc = private_dup(comm, rank, size, names, &agreed, &on, &pc, refused);
     if (rc != MPI_SUCCESS && *refused && st) {
         /* remembered, so that the next calls do not ask MPI at once */
         int len = 0;
@@ -386,6 +412,7 @@ static int state_get(MPI_Comm comm, const xchg_algo_names *names, xchg_comm_stat
         return rc;
     }
     if (rc != MPI_SUCCESS || !st) {
+        free(on);
         if (pc != MPI_COMM_NULL)
             MPI_Comm_free(&pc);
         if (fresh)
@@ -400,9 +427,12 @@ static int state_get(MPI_Comm comm, const xchg_algo_names *names, xchg_comm_stat
     st->last.algo = XCHG_ALGO_INVALID;
     st->last.sparse_algo = XCHG_SPARSE_INVALID;
     st->last.neighbor_algo = XCHG_NEIGHBOR_INVALID;
-    /* Settings: read once here and agreed, so all ranks run one protocol. */
-    rc = xchg_settings_agree(st->pcomm, names, &st->settings);
-    if (rc == MPI_SUCCESS && fresh)
+    /* Settings: read once (private_dup) and agreed, so all ranks run one
+     * protocol. */
+    st->settings = agreed;
+    if (on)
+        node_map_set(st, on);
+    if (fresh)
         rc = MPI_Comm_set_attr(comm, state_keyval, st);
     if (rc != MPI_SUCCESS) {
         if (fresh) {

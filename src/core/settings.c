@@ -319,7 +319,8 @@ static void apply(xchg_settings *s, int i, int64_t v, const char *text)
     }
 }
 
-int xchg_settings_agree(MPI_Comm comm, const xchg_algo_names *names, xchg_settings *s)
+int xchg_settings_agree(MPI_Comm comm, const xchg_algo_names *names, xchg_settings *s,
+                        int64_t extra[], int nextra)
 {
     enum { N = XCHG_SETTING_COUNT };
     int rank = 0, size = 1;
@@ -337,8 +338,12 @@ int xchg_settings_agree(MPI_Comm comm, const xchg_algo_names *names, xchg_settin
      * the smallest int64), each value's smallest and largest over the
      * ranks (as MAX of ~v, which reverses the order without overflow), 1 +
      * the highest rank that rejected it, and minus the default memory
-     * limit. */
-    int64_t v[4 * N + 1];
+     * limit; then the caller's extra values (its own agreements, on the
+     * same latency chain). */
+    enum { NEXTRA_MAX = 4 };
+    if (nextra < 0 || nextra > NEXTRA_MAX)
+        return xchg_error_code(MPI_ERR_INTERN, "xchg_settings_agree: %d extra values", nextra);
+    int64_t v[4 * N + 1 + NEXTRA_MAX];
     for (int i = 0; i < N; i++) {
         v[i] = rank == 0 ? mine[i] : INT64_MIN;
         v[N + i] = mine[i];
@@ -346,9 +351,13 @@ int xchg_settings_agree(MPI_Comm comm, const xchg_algo_names *names, xchg_settin
         v[3 * N + i] = rejected[i] ? rank + 1 : 0;
     }
     v[4 * N] = -default_temp_limit();
-    int rc = MPI_Allreduce(MPI_IN_PLACE, v, 4 * N + 1, MPI_INT64_T, MPI_MAX, comm);
+    for (int i = 0; i < nextra; i++)
+        v[4 * N + 1 + i] = extra[i];
+    int rc = MPI_Allreduce(MPI_IN_PLACE, v, 4 * N + 1 + nextra, MPI_INT64_T, MPI_MAX, comm);
     if (rc != MPI_SUCCESS)
         return rc;
+    for (int i = 0; i < nextra; i++)
+        extra[i] = v[4 * N + 1 + i];
     int64_t other[N]; /* a value some rank has that is not rank 0's (differs) */
     for (int i = 0; i < N; i++) {
         root[i] = v[i];

@@ -117,9 +117,12 @@ typedef struct xchg_algo_names {
 } xchg_algo_names;
 
 /* Reads the settings and agrees on them (collective over comm: one
- * MPI_Bcast, one MPI_Allreduce); rank 0 warns of rejected or differing
- * values on stderr. */
-int xchg_settings_agree(MPI_Comm comm, const xchg_algo_names *names, xchg_settings *s);
+ * MPI_Allreduce); rank 0 warns of rejected or differing values on stderr.
+ * The same allreduce reduces the caller's extra[0..nextra) (at most 4) by
+ * MPI_MAX, in place, so a caller's own agreement costs no latency chain of
+ * its own. */
+int xchg_settings_agree(MPI_Comm comm, const xchg_algo_names *names, xchg_settings *s,
+                        int64_t extra[], int nextra);
 
 typedef struct xchg_nb xchg_nb; /* a nonblocking exchange (src/progress/queue.c) */
 struct xchg_wait_hook;          /* work the waits progress (src/progress/progress.h) */
@@ -169,10 +172,10 @@ int xchg_comm_state_get(MPI_Comm comm, const xchg_algo_names *names,
 /* The state of comm if it has one (*state NULL if not); no communication. */
 int xchg_comm_state_lookup(MPI_Comm comm, xchg_comm_state **state);
 /* Fills cs->node_size and cs->on_node on first need (collective over
- * cs->pcomm: one allreduce, and a node split only where this process has
- * not yet learnt the node of every member from an earlier split). Never
- * fails for want of a communicator: the node map only informs the
- * automatic choice, so a refused split leaves it unknown. */
+ * cs->pcomm: a node split, unless the state was made with the map already,
+ * agreed, from the record of earlier splits). Never fails for want of a
+ * communicator: the node map only informs the automatic choice, so a
+ * refused split leaves it unknown. */
 int xchg_comm_node_map(xchg_comm_state *cs);
 /* One more / one less reference; the last release frees the state (and its
  * private duplicate, which is collective like MPI_Comm_free). */
