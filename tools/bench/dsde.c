@@ -49,8 +49,10 @@ static const char usage[] =
     "  --warmup N         untimed iterations before them (default 10)\n"
     "  --seed N           partner seed: same seed, same partners (default 1)\n"
     "  --algos LIST       sparse algorithms to time, comma list of pex, rsx, nbx, rma,\n"
-    "                     pex_loc, nbx_loc, auto, or all (default all; the baseline\n"
-    "                     always runs)\n"
+    "                     pex_loc, nbx_loc, auto, baseline, or all (default all; the\n"
+    "                     baseline always runs, unless --alone)\n"
+    "  --alone            only the columns of --algos: no baseline added (one job per\n"
+    "                     algorithm, as sim/dsde-study runs them)\n"
     "  --check            compare every algorithm's received sources, counts and values\n"
     "                     with the baseline's before timing\n"
     "  --csv FILE         every figure and the run's parameters as CSV\n"
@@ -63,7 +65,7 @@ typedef struct dsde_run {
     int nd;          /* doubles per message */
     int iters, warmup;
     uint64_t seed;
-    int check, quiet;
+    int check, quiet, alone;
     const char *csv, *json;
     const char *algos_arg; /* --algos, NULL: all */
     int P, rank, k;  /* k: partners per rank */
@@ -102,6 +104,10 @@ static int parse_args(int argc, char **argv, dsde_run *r)
     for (int i = 1; i < argc; i++) {
         char name[64];
         const char *val;
+        if (!strcmp(argv[i], "--alone")) { /* this mode's own flag */
+            r->alone = 1;
+            continue;
+        }
         if (bench_next_opt(argc, argv, &i, valued, sizeof valued / sizeof valued[0], name, &val))
             return -1;
         if (!val) { /* a flag */
@@ -145,13 +151,17 @@ static int parse_args(int argc, char **argv, dsde_run *r)
     return act;
 }
 
-/* The timed columns: the baseline, then --algos in its order (each name
- * once), or every sparse algorithm and auto. */
+/* The timed columns: the baseline (unless --alone), then --algos in its
+ * order (each name once; "baseline" there is the baseline, once), or every
+ * sparse algorithm and auto. */
 static int parse_algos(dsde_run *r)
 {
     r->na = 0;
-    r->algos[r->na++] = DSDE_BASELINE;
+    if (!r->alone)
+        r->algos[r->na++] = DSDE_BASELINE;
     const char *list = r->algos_arg;
+    if (r->alone && (!list || !strcmp(list, "all")))
+        return bench_bad("--alone needs --algos with the columns to run");
     if (!list || !strcmp(list, "all")) {
         for (int i = 0; i < xchg_sparse_algo_count() && r->na < DSDE_MAX_ALGOS - 1; i++)
             r->algos[r->na++] = xchg_sparse_algo_at(i);
@@ -167,16 +177,17 @@ static int parse_algos(dsde_run *r)
             return bench_bad("--algos: empty or too long name in '%s'", list);
         memcpy(name, p, len);
         name[len] = 0;
-        xchg_sparse_algo a = xchg_sparse_algo_from_name(name);
+        int a = !strcmp(name, "baseline") ? DSDE_BASELINE
+                                          : (int)xchg_sparse_algo_from_name(name);
         if (a == XCHG_SPARSE_INVALID)
             return bench_bad("--algos: '%s' is not a sparse algorithm (pex, rsx, nbx, rma, "
-                             "auto, all)", name);
-        for (int i = 1; i < r->na; i++)
-            if (r->algos[i] == (int)a)
+                             "pex_loc, nbx_loc, auto, baseline, all)", name);
+        for (int i = 0; i < r->na; i++)
+            if (r->algos[i] == a)
                 return bench_bad("--algos: '%s' given twice", name);
         if (r->na >= DSDE_MAX_ALGOS)
             return bench_bad("--algos: too many names");
-        r->algos[r->na++] = (int)a;
+        r->algos[r->na++] = a;
         if (!end)
             return 0;
         p = end + 1;
@@ -441,8 +452,8 @@ static int check(const dsde_run *r, exch *x, sink *s, int *scratch, MPI_Comm com
         int *rc = malloc(sizeof(int) * 2 * (size_t)P), *rd = rc + P;
         memcpy(rc, rcnt, sizeof(int) * (size_t)P);
         memcpy(rd, rdis, sizeof(int) * (size_t)P);
-        for (int a = 1; a < r->na; a++) {
-            if (bad_algo[a])
+        for (int a = 0; a < r->na; a++) {
+            if (bad_algo[a] || r->algos[a] == DSDE_BASELINE)
                 continue;
             const char *name = algo_label(r->algos[a]);
             for (int form = 0; form < 2; form++) {
@@ -539,11 +550,16 @@ static int check(const dsde_run *r, exch *x, sink *s, int *scratch, MPI_Comm com
 
 /* ---- output ----------------------------------------------------------- */
 
-static double speedup(const dsde_result *res, int a)
+/* The baseline's median over a's (0 where either is missing). */
+static double speedup(const dsde_run *r, const dsde_result *res, int a)
 {
-    if (!res[0].ok || !res[a].ok || res[a].median <= 0)
+    int b = -1;
+    for (int i = 0; i < r->na && b < 0; i++)
+        if (r->algos[i] == DSDE_BASELINE)
+            b = i;
+    if (b < 0 || !res[b].ok || !res[a].ok || res[a].median <= 0)
         return 0;
-    return res[0].median / res[a].median;
+    return res[b].median / res[a].median;
 }
 
 static void table(FILE *f, const dsde_run *r, const dsde_result *res)
@@ -570,12 +586,12 @@ static void table(FILE *f, const dsde_run *r, const dsde_result *res)
             continue;
         }
         /* best: the fastest algorithm proper (auto runs one of them) */
-        if (a > 0 && r->algos[a] != XCHG_SPARSE_AUTO &&
+        if (r->algos[a] != DSDE_BASELINE && r->algos[a] != XCHG_SPARSE_AUTO &&
             (best < 0 || x->median < res[best].median))
             best = a;
         fprintf(f, " %10.2f %10.2f %10.2f %10.2f", x->median * 1e6, x->min * 1e6, x->max * 1e6,
                 x->mean * 1e6);
-        double sp = speedup(res, a);
+        double sp = speedup(r, res, a);
         if (sp > 0)
             fprintf(f, " %7.2fx", sp);
         else
@@ -585,9 +601,9 @@ static void table(FILE *f, const dsde_run *r, const dsde_result *res)
         else
             fprintf(f, " %11" PRIu64 "\n", x->temp_bytes);
     }
-    if (best >= 0 && speedup(res, best) > 0)
+    if (best >= 0 && speedup(r, res, best) > 0)
         fprintf(f, "# best: %s, %.2fx the baseline\n", algo_label(r->algos[best]),
-                speedup(res, best));
+                speedup(r, res, best));
     fflush(f);
 }
 
@@ -609,7 +625,7 @@ static int write_csv(const char *path, const dsde_run *r, const dsde_result *res
         fprintf(f, "%s,%s,", algo_label(r->algos[a]), x->ok ? "ok" : "error");
         if (x->ok)
             fprintf(f, "%.3f,%.3f,%.3f,%.3f,%.4f,%" PRIu64 ",,", x->median * 1e6, x->min * 1e6,
-                    x->max * 1e6, x->mean * 1e6, speedup(res, a), x->temp_bytes);
+                    x->max * 1e6, x->mean * 1e6, speedup(r, res, a), x->temp_bytes);
         else
             fprintf(f, ",,,,,,%s,", err);
         if (x->ok)
@@ -642,7 +658,7 @@ static int write_json(const char *path, const dsde_run *r, const dsde_result *re
                        "\"mean_us\": %.3f, \"speedup_vs_baseline\": %.4f, "
                        "\"temp_bytes\": %" PRIu64 ", \"times_us\": [",
                     x->median * 1e6, x->min * 1e6, x->max * 1e6, x->mean * 1e6,
-                    speedup(res, a), x->temp_bytes);
+                    speedup(r, res, a), x->temp_bytes);
             bench_print_times(f, x->times, r->iters, ", ");
             fprintf(f, "]");
         } else {
