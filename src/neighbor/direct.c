@@ -113,25 +113,39 @@ static int by_source_tag(const void *x, const void *y)
     return (a->i > b->i) - (a->i < b->i);
 }
 
-/* The bounded exchange: at most K sends in flight, no receive posted;
- * each block taken when its message is there, a repeated neighbour's in
- * order (prev[i]: the receive that must come first, -1: none). */
+/* The window's post: out-block j's send, nothing for a block that moves
+ * nothing. */
+static int post_block(void *arg, int j, MPI_Request *req)
+{
+    xchg_nbr_call *c = arg;
+    if (!send_moves(c, j))
+        return MPI_SUCCESS;
+    return MPI_Isend(xchg_block_addr(c->sendbuf, c->sdispls[j], &c->st), c->sendcounts[j],
+                     c->st.type, c->g->dests[j],
+                     xchg_nbr_send_tag(c->g, XCHG_NEIGHBOR_TAG_DIRECT, j), c->comm, req);
+}
+
+/* The bounded exchange: at most K sends in flight (progress.h's window),
+ * no receive posted; each block taken when its message is there, a
+ * repeated neighbour's in order (prev[i]: the receive that must come
+ * first, -1: none). */
 static int direct_windowed(xchg_nbr_call *c, int K)
 {
     const xchg_nbr_graph *g = c->g;
     const int nin = g->indegree, nout = g->outdegree, nsend = moving_sends(c);
     int slots = K < nsend ? K : nsend;
-    size_t bytes = sizeof(MPI_Request) * (size_t)(slots + 1) + sizeof(recv_key) * (size_t)nin +
-                   sizeof(int) * (size_t)(2 * nin + 2 * slots + 1);
+    if (slots < 1)
+        slots = 1;
+    size_t bytes = sizeof(MPI_Request) * (size_t)slots + sizeof(recv_key) * (size_t)nin +
+                   sizeof(int) * (size_t)(2 * nin + 2 * slots);
     int limit_err;
     char *mem = never_refused(c, bytes, "direct: window tables", &limit_err);
     if (!mem)
         return limit_err;
     MPI_Request *req = (MPI_Request *)mem;
     /* pend: the receives to take, sorted; the probes go round them */
-    recv_key *pend = (recv_key *)(req + slots + 1);
-    int *prev = (int *)(pend + nin), *done = prev + nin, *freeslot = done + nin;
-    int *idx = freeslot + slots;
+    recv_key *pend = (recv_key *)(req + slots);
+    int *prev = (int *)(pend + nin), *done = prev + nin, *ints = done + nin;
     int npend = 0;
     for (int i = 0; i < nin; i++) {
         prev[i] = -1;
@@ -144,34 +158,14 @@ static int direct_windowed(xchg_nbr_call *c, int K)
     for (int k = 1; k < npend; k++)
         if (pend[k].src == pend[k - 1].src && pend[k].tag == pend[k - 1].tag)
             prev[pend[k].i] = pend[k - 1].i;
-    for (int k = 0; k < slots; k++) {
-        req[k] = MPI_REQUEST_NULL;
-        freeslot[k] = k;
-    }
-    int nfree = slots, next = 0, inflight = 0, taken = 0, cursor = 0;
-    int rc = MPI_SUCCESS, err = MPI_SUCCESS;
+    xchg_send_window w;
+    xchg_send_window_init(&w, slots, nout, req, ints, post_block, c);
+    int taken = 0, cursor = 0;
+    int err = MPI_SUCCESS;
     xchg_world_errors_return(1); /* MPICH: request errors as codes (progress.h) */
-    while (next < nout || inflight > 0 || taken < npend) {
+    (void)xchg_send_window_start(&w); /* a failure is in w's error, reported below */
+    while (!xchg_send_window_done(&w) || taken < npend) {
         int moved = 0;
-        for (; next < nout; next++) { /* sends, while a slot is free */
-            if (!send_moves(c, next))
-                continue;
-            if (nfree == 0)
-                break;
-            int k = freeslot[--nfree];
-            int e = MPI_Isend(xchg_block_addr(c->sendbuf, c->sdispls[next], &c->st),
-                              c->sendcounts[next], c->st.type, g->dests[next],
-                              xchg_nbr_send_tag(g, XCHG_NEIGHBOR_TAG_DIRECT, next), c->comm,
-                              &req[k]);
-            if (e != MPI_SUCCESS) {
-                freeslot[nfree++] = k; /* not posted: the neighbour waits; reported */
-                if (rc == MPI_SUCCESS)
-                    rc = e;
-            } else {
-                inflight++;
-            }
-            moved = 1;
-        }
         /* blocks that are there: up to 16 probes from a rotating cursor */
         for (int probes = 0, seen = 0; probes < 16 && seen < npend && taken < npend;
              seen++, cursor = (cursor + 1) % npend) {
@@ -201,32 +195,15 @@ static int direct_windowed(xchg_nbr_call *c, int K)
                                         c->recvcounts[i]);
             }
         }
-        if (inflight > 0) { /* sends that are done free their slots */
-            int nd = 0;
-            int e = MPI_Testsome(slots, req, &nd, idx, MPI_STATUSES_IGNORE);
-            if (e != MPI_SUCCESS) { /* a send failed: complete them all, report it */
-                for (int k = 0; k < slots; k++)
-                    xchg_mpi_wait(&req[k], MPI_STATUS_IGNORE);
-                nfree = slots;
-                for (int k = 0; k < slots; k++)
-                    freeslot[k] = k;
-                inflight = 0;
-                if (rc == MPI_SUCCESS)
-                    rc = e;
-                moved = 1;
-            } else if (nd != MPI_UNDEFINED) {
-                for (int d = 0; d < nd; d++)
-                    freeslot[nfree++] = idx[d];
-                inflight -= nd;
-                moved |= nd > 0;
-            }
-        }
-        if (!moved)
+        /* sends that are done free their slots, refilled at once */
+        int sent_moved = 0;
+        (void)xchg_send_window_progress(&w, &sent_moved);
+        if (!moved && !sent_moved)
             xchg_poll_idle(); /* nonblocking or persistent: let the caller go on */
     }
     xchg_world_errors_return(0);
     xchg_temp_free(&c->mem, mem, bytes);
-    return rc != MPI_SUCCESS ? rc : err != MPI_SUCCESS ? err : limit_err;
+    return w.err != MPI_SUCCESS ? w.err : err != MPI_SUCCESS ? err : limit_err;
 }
 
 /* Posts (or, persistent, prepares) every receive, then every send. */

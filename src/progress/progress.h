@@ -65,6 +65,32 @@ int xchg_coro_inside(void);
  * resume; outside one, returns at once. */
 void xchg_poll_idle(void);
 
+/* A window of sends (src/progress/send_window.c): items 0..n-1 sent in
+ * order, at most `slots` in flight. post(arg, i, req) posts item i's send
+ * into *req, or leaves *req MPI_REQUEST_NULL where item i sends nothing.
+ * The caller gives the memory: req[slots] and ints[2 slots]. start posts
+ * the first items; progress frees the slots of completed sends and
+ * refills them (*moved: anything happened); done once every item is
+ * posted and complete; finish completes what is in flight (after an
+ * error elsewhere, before the memory goes). start and progress return the
+ * first failure so far: a failed post or send is remembered and the
+ * window goes on with the other items. */
+typedef int (*xchg_window_post)(void *arg, int item, MPI_Request *req);
+typedef struct xchg_send_window {
+    MPI_Request *req;
+    int *idx, *freeslot;
+    int slots, nfree, inflight, next, n;
+    int err;
+    xchg_window_post post;
+    void *arg;
+} xchg_send_window;
+void xchg_send_window_init(xchg_send_window *w, int slots, int n, MPI_Request *req, int *ints,
+                           xchg_window_post post, void *arg);
+int xchg_send_window_start(xchg_send_window *w);
+int xchg_send_window_progress(xchg_send_window *w, int *moved);
+int xchg_send_window_done(const xchg_send_window *w);
+void xchg_send_window_finish(xchg_send_window *w);
+
 /* One rank's argument error agreed by one allreduce on pcomm (see
  * xchg_agree_flag): the same error class on every rank. */
 int xchg_agree_errors(MPI_Comm pcomm, int rank, int size, int local_err, const char *who);

@@ -101,66 +101,49 @@ int xchg_sparse_window(const xchg_sparse_call *s)
 }
 
 /* Posts the next remote entries, from w->next on, into the free slots. */
-static int sends_fill(xchg_sparse_call *s, xchg_sparse_sends *w)
+/* The window's post: entry i's send, nothing for this rank's own entry. */
+static int post_entry(void *arg, int i, MPI_Request *req)
 {
-    int rc = MPI_SUCCESS;
-    for (int k = 0; k < w->slots && w->next < s->ndest && rc == MPI_SUCCESS; k++) {
-        if (w->req[k] != MPI_REQUEST_NULL)
-            continue;
-        while (w->next < s->ndest && !xchg_sparse_remote(s, w->next))
-            w->next++;
-        if (w->next < s->ndest)
-            rc = isend_one(s, w->next++, w->ssend, &w->req[k]);
-    }
-    while (w->next < s->ndest && !xchg_sparse_remote(s, w->next))
-        w->next++; /* so that next == ndest says "all posted" */
-    return rc;
+    xchg_sparse_sends *ss = arg;
+    if (!xchg_sparse_remote(ss->s, i))
+        return MPI_SUCCESS;
+    return isend_one(ss->s, i, ss->ssend, req);
 }
 
-int xchg_sparse_sends_open(xchg_sparse_call *s, int ssend, xchg_sparse_sends *w)
+int xchg_sparse_sends_open(xchg_sparse_call *s, int ssend, xchg_sparse_sends *ss)
 {
     const int W = xchg_sparse_window(s);
-    w->slots = W < s->ndest ? W : (s->ndest ? s->ndest : 1);
-    w->next = 0;
-    w->ssend = ssend;
-    w->req = malloc((size_t)w->slots * sizeof *w->req);
-    w->done = malloc((size_t)w->slots * sizeof *w->done);
-    if (!w->req || !w->done) {
-        xchg_sparse_sends_close(w);
+    const int slots = W < s->ndest ? W : (s->ndest ? s->ndest : 1);
+    ss->s = s;
+    ss->ssend = ssend;
+    MPI_Request *req = malloc((size_t)slots * sizeof *req);
+    int *ints = malloc(2 * (size_t)slots * sizeof *ints);
+    if (!req || !ints) {
+        free(req);
+        free(ints);
+        ss->w.req = NULL;
         return xchg_error_code(MPI_ERR_NO_MEM, "sparse exchange: no memory for %d requests",
-                               w->slots);
+                               slots);
     }
-    for (int k = 0; k < w->slots; k++)
-        w->req[k] = MPI_REQUEST_NULL;
-    return sends_fill(s, w);
+    xchg_send_window_init(&ss->w, slots, s->ndest, req, ints, post_entry, ss);
+    return xchg_send_window_start(&ss->w);
 }
 
-int xchg_sparse_sends_test(xchg_sparse_call *s, xchg_sparse_sends *w, int *all_done)
+void xchg_sparse_sends_close(xchg_sparse_sends *ss)
 {
-    int outcount = 0;
-    *all_done = 0;
-    int rc = MPI_Testsome(w->slots, w->req, &outcount, w->done, MPI_STATUSES_IGNORE);
-    if (rc != MPI_SUCCESS || outcount == 0)
-        return rc;
-    if (w->next < s->ndest) /* slots freed (or all free): refill */
-        return sends_fill(s, w);
-    *all_done = outcount == MPI_UNDEFINED; /* every slot free, nothing left */
-    return MPI_SUCCESS;
-}
-
-void xchg_sparse_sends_close(xchg_sparse_sends *w)
-{
-    free(w->req);
-    free(w->done);
-    w->req = NULL;
-    w->done = NULL;
+    if (!ss->w.req)
+        return;
+    free(ss->w.req);
+    free(ss->w.idx);
+    ss->w.req = NULL;
+    ss->w.idx = NULL;
 }
 
 int xchg_sparse_exchange_windowed(xchg_sparse_call *s, int nrecv)
 {
-    xchg_sparse_sends w;
-    int rc = xchg_sparse_sends_open(s, 0, &w);
-    if (!w.req)
+    xchg_sparse_sends ss;
+    int rc = xchg_sparse_sends_open(s, 0, &ss);
+    if (!ss.w.req)
         return rc; /* no memory: nothing posted */
     if (rc == MPI_SUCCESS)
         rc = xchg_sparse_deliver_self(s);
@@ -180,12 +163,14 @@ int xchg_sparse_exchange_windowed(xchg_sparse_call *s, int nrecv)
                 continue;
             }
         }
-        if (rc == MPI_SUCCESS && !sent)
-            rc = xchg_sparse_sends_test(s, &w, &sent);
+        if (rc == MPI_SUCCESS && !sent) {
+            rc = xchg_send_window_progress(&ss.w, NULL);
+            sent = xchg_send_window_done(&ss.w);
+        }
     }
     if (rc != MPI_SUCCESS) /* partners may still match them: wait, as the others do */
-        MPI_Waitall(w.slots, w.req, MPI_STATUSES_IGNORE);
-    xchg_sparse_sends_close(&w);
+        xchg_send_window_finish(&ss.w);
+    xchg_sparse_sends_close(&ss);
     return rc;
 }
 

@@ -30,9 +30,9 @@ int xchg_sparse_nbx(xchg_sparse_call *s)
     /* At most XCHG_MAX_INFLIGHT synchronous sends in flight, refilled as
      * they are matched; the barrier starts once all are posted and
      * matched. */
-    xchg_sparse_sends w;
-    int rc = xchg_sparse_sends_open(s, 1, &w);
-    if (!w.req)
+    xchg_sparse_sends ss;
+    int rc = xchg_sparse_sends_open(s, 1, &ss);
+    if (!ss.w.req)
         return rc; /* no memory: nothing posted */
     if (rc == MPI_SUCCESS)
         rc = xchg_sparse_deliver_self(s);
@@ -48,9 +48,8 @@ int xchg_sparse_nbx(xchg_sparse_call *s)
         if (rc != MPI_SUCCESS)
             break;
         if (!in_barrier) {
-            int sent = 0;
-            rc = xchg_sparse_sends_test(s, &w, &sent);
-            if (rc == MPI_SUCCESS && sent) {
+            rc = xchg_send_window_progress(&ss.w, NULL);
+            if (rc == MPI_SUCCESS && xchg_send_window_done(&ss.w)) {
                 rc = xchg_ibarrier_start(&bar, s->comm, s->tag_barrier,
                                          s->cs->settings.nbx_dissemination);
                 in_barrier = 1;
@@ -61,6 +60,6 @@ int xchg_sparse_nbx(xchg_sparse_call *s)
     }
     if (in_barrier && !done)
         xchg_ibarrier_free(&bar);
-    xchg_sparse_sends_close(&w);
+    xchg_sparse_sends_close(&ss);
     return rc;
 }

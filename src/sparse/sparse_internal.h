@@ -165,20 +165,18 @@ int xchg_sparse_window(const xchg_sparse_call *s);
 int xchg_sparse_exchange_windowed(xchg_sparse_call *s, int nrecv);
 
 /* A window of sends (synchronous mode if ssend) of the remote entries, in
- * order, at most xchg_sparse_window(s) in flight. open takes the slots
- * (req NULL after it: no memory, nothing posted) and posts the first;
- * test frees completed slots and refills them, setting *all_done once
- * every send is posted and complete; close frees the slots (the requests
- * must be complete or waited for). */
+ * order, at most xchg_sparse_window(s) in flight: progress.h's
+ * xchg_send_window over dests. open takes the slots (w.req NULL after it:
+ * no memory, nothing posted) and posts the first; the caller polls
+ * xchg_send_window_progress(&ss->w, ...) until xchg_send_window_done;
+ * close frees the slots (the requests must be complete or finished). */
 typedef struct xchg_sparse_sends {
-    MPI_Request *req; /* slots; MPI_REQUEST_NULL when free */
-    int *done;        /* MPI_Testsome's indices */
-    int slots, next;  /* next: the next entry of dests to post */
+    xchg_send_window w;
+    xchg_sparse_call *s;
     int ssend;
 } xchg_sparse_sends;
-int xchg_sparse_sends_open(xchg_sparse_call *s, int ssend, xchg_sparse_sends *w);
-int xchg_sparse_sends_test(xchg_sparse_call *s, xchg_sparse_sends *w, int *all_done);
-void xchg_sparse_sends_close(xchg_sparse_sends *w);
+int xchg_sparse_sends_open(xchg_sparse_call *s, int ssend, xchg_sparse_sends *ss);
+void xchg_sparse_sends_close(xchg_sparse_sends *ss);
 
 /* Delivers this rank's own entry, if any, straight from the send buffer. */
 int xchg_sparse_deliver_self(xchg_sparse_call *s);
