@@ -14,6 +14,15 @@
  */
 #include "progress.h"
 
+/* Every slot free, slot 0 first. */
+static void free_all(xchg_send_window *w)
+{
+    w->nfree = w->slots;
+    for (int k = 0; k < w->slots; k++)
+        w->freeslot[k] = w->slots - 1 - k;
+    w->inflight = 0;
+}
+
 void xchg_send_window_init(xchg_send_window *w, int slots, int n, MPI_Request *req, int *ints,
                            xchg_window_post post, void *arg)
 {
@@ -21,17 +30,14 @@ void xchg_send_window_init(xchg_send_window *w, int slots, int n, MPI_Request *r
     w->idx = ints;
     w->freeslot = ints + slots;
     w->slots = slots;
-    w->nfree = slots;
-    w->inflight = 0;
     w->next = 0;
     w->n = n;
     w->err = MPI_SUCCESS;
     w->post = post;
     w->arg = arg;
-    for (int k = 0; k < slots; k++) {
+    for (int k = 0; k < slots; k++)
         req[k] = MPI_REQUEST_NULL;
-        w->freeslot[k] = slots - 1 - k; /* slot 0 first */
-    }
+    free_all(w);
 }
 
 /* Posts the next items while a slot is free; items that send nothing are
@@ -100,8 +106,5 @@ void xchg_send_window_finish(xchg_send_window *w)
     for (int k = 0; k < w->slots; k++)
         if (w->req[k] != MPI_REQUEST_NULL)
             (void)xchg_mpi_wait(&w->req[k], MPI_STATUS_IGNORE);
-    w->nfree = w->slots;
-    for (int k = 0; k < w->slots; k++)
-        w->freeslot[k] = w->slots - 1 - k;
-    w->inflight = 0;
+    free_all(w);
 }

@@ -100,7 +100,6 @@ int xchg_sparse_window(const xchg_sparse_call *s)
     return bound > 0 ? bound : INT_MAX;
 }
 
-/* Posts the next remote entries, from w->next on, into the free slots. */
 /* The window's post: entry i's send, nothing for this rank's own entry. */
 static int post_entry(void *arg, int i, MPI_Request *req)
 {
