@@ -154,7 +154,7 @@ static xchg_sparse_algo expected_choice(long long census)
     if (P >= 32 && P <= 127 && census >= 0 && census <= 2LL * P)
         return XCHG_SPARSE_RSX;
     if (rpn_mean >= 16 && census >= 0 &&
-        ((P >= 1024 && census <= 11LL * P) || (P >= 256 && census <= 3LL * P)))
+        ((P >= 1024 && census <= (long long)CLIP * P) || (P >= 256 && census <= 3LL * P)))
         return XCHG_SPARSE_PEX_LOC;
     return XCHG_SPARSE_PEX;
 }

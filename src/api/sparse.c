@@ -39,15 +39,21 @@
  *             10% (26) 26.38 / 27.43 = 0.96, again 26.83 / 24.40 = 1.10
  *             and 26.23 / 23.80 = 1.10 (a tie at best)
  *   P = 1024: 1% (11) 20.15 / 42.41 = 0.48 (auto with this rule: 18.63,
- *             pex_loc 19.04); 10% (103) not measured (the run passed
- *             its 40-minute limit)
+ *             pex_loc 19.04)
+ *   P = 1024, each algorithm alone (sim/dsde-study, 3 calls after 1):
+ *             16 per node: 1% (11) 18.16 / 50.50 = 0.36, 10% (103)
+ *             54.28 / 130.88 = 0.41; 64 per node (hpc200): 1% 34.73 /
+ *             49.12 = 0.71 (nbx 35.30)
  * So pex_loc where it won: from 256 ranks at up to 3 messages per rank,
- * from 1024 at up to 11 (its census is pex's, so the rule sees the last
- * call's). It needs nodes of many ranks (on nodes of one rank its step 2
- * is P-1 messages per rank), so its rule asks the node layout: measured
- * at 16 ranks per node only, so from 16. nbx, nbx_loc and rma never won a
- * measured cell (nbx 1.2 to 2.3x pex from 32 to 448 ranks, 0.87x at 1024
- * ranks and 1%, where pex_loc is 0.48x; nbx_loc 1.02 to 1.6x pex). On
+ * from 1024 at any census (its census is pex's, so the rule sees the last
+ * call's; the census clips each rank at XCHG_SPARSE_DEGREE_CLIP = 63, so
+ * 10%'s 103 and more read as 63: measured up to 103, 128-byte messages;
+ * the rule does not see message sizes). It needs nodes of many ranks (on nodes of
+ * one rank its step 2 is P-1 messages per rank), so its rule asks the
+ * node layout: measured at 16 and 64 ranks per node, so from 16. nbx,
+ * nbx_loc and rma never won a measured cell (nbx 1.2 to 2.3x pex from 32
+ * to 448 ranks, 0.72-0.87x at 1024 ranks and 1%, where pex_loc is 0.36-
+ * 0.71x; nbx_loc 1.02 to 1.6x pex, 0.78x at 1024 and 10%). On
  * real MPI at 4 to 8 ranks pex was already the rule. Between 128 and 256
  * ranks nothing was measured (pex stays), nor above 1024: the last rule
  * keeps the largest measured winner. A new measurement changes only this
@@ -63,7 +69,7 @@ static const struct sparse_rule {
                            first use, collectively, the same on every rank) */
 } sparse_rules[] = {
     {32, 127, 2, XCHG_SPARSE_RSX, 0},    /* measured 0.90 to 0.97 of pex */
-    {1024, 1 << 30, 11, XCHG_SPARSE_PEX_LOC, 16}, /* measured 0.48 of pex */
+    {1024, 1 << 30, XCHG_SPARSE_DEGREE_CLIP, XCHG_SPARSE_PEX_LOC, 16}, /* 0.36-0.71 of pex */
     {256, 1 << 30, 3, XCHG_SPARSE_PEX_LOC, 16},   /* measured 0.78 of pex */
     {1, 1 << 30, -1, XCHG_SPARSE_PEX, 0}, /* measured 1 to 448 ranks */
 };
