@@ -48,9 +48,9 @@
  * from 1024 at any census (its census is pex's, so the rule sees the last
  * call's; the census clips each rank at XCHG_SPARSE_DEGREE_CLIP = 63, so
  * 10%'s 103 and more read as 63: measured up to 103, 128-byte messages;
- * the rule does not see message sizes). It needs nodes of many ranks (on nodes of
- * one rank its step 2 is P-1 messages per rank), so its rule asks the
- * node layout: measured at 16 and 64 ranks per node, so from 16. nbx,
+ * the rule does not see message sizes). It needs nodes of many ranks (on
+ * nodes of one rank its step 2 is P-1 messages per rank), so its rule asks
+ * the node layout: measured at 16 and 64 ranks per node, so from 16. nbx,
  * nbx_loc and rma never won a measured cell (nbx 1.2 to 2.3x pex from 32
  * to 448 ranks, 0.72-0.87x at 1024 ranks and 1%, where pex_loc is 0.36-
  * 0.71x; nbx_loc 1.02 to 1.6x pex, 0.78x at 1024 and 10%). On
