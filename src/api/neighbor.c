@@ -498,6 +498,7 @@ int xchg_nbr_irun(xchg_neighbor_algo algo, int from_env, const void *sendbuf,
         xchg_nb_drain(cs);
         q->rc = body(&q->a, &q->algo);
     }
+    xchg_charge_flush(); /* copies since its last MPI call */
     return MPI_SUCCESS;
 }
 

@@ -325,6 +325,7 @@ int xchg_start(xchg_request r)
             r->ops->wait(r->ops_ctx);
             return complete(r, rc);
         }
+        xchg_charge_flush(); /* copies since its last MPI call */
         return MPI_SUCCESS;
     }
     if (r->passed_to_mpi || r->persist)
@@ -335,6 +336,7 @@ int xchg_start(xchg_request r)
         if (rc != MPI_SUCCESS)
             return complete(r, rc);
         r->active = 1;
+        xchg_charge_flush(); /* copies since its last MPI call */
         return MPI_SUCCESS;
     }
     if (r->in_place && r->ip_bytes) {
@@ -363,6 +365,7 @@ int xchg_start(xchg_request r)
         xchg_nb_drain(c->cs);
         r->generic_rc = r->algo->run(c);
     }
+    xchg_charge_flush(); /* copies since its last MPI call */
     return MPI_SUCCESS;
 }
 
@@ -410,6 +413,7 @@ int xchg_test(xchg_request r, int *flag)
         *flag = 1;
         return complete(r, rc);
     }
+    xchg_charge_flush(); /* copies since its last MPI call */
     return MPI_SUCCESS;
 }
 
@@ -558,6 +562,7 @@ int xchg_ialltoallv_launch(const xchg_a2av_args *a, int *arrays, const xchg_nb_b
         r->ran = cs->last.algo;
     }
     *req = r;
+    xchg_charge_flush(); /* copies since its last MPI call */
     return MPI_SUCCESS;
 }
 

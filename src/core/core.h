@@ -41,9 +41,13 @@ int xchg_unpack_block(const void *in, void *buf, int disp, int count,
  * engine does when it packs or unpacks a non-contiguous message (an
  * hindexed send or receive of the node-aware algorithms), which SMPI
  * itself does not charge. */
+/* xchg_charge_flush executes what was charged since the last flush: the
+ * charges are summed until the rank next calls MPI (sim_flush.h makes
+ * every MPI call of libxchg flush first) or leaves libxchg (xchg_raise). */
 #ifdef XCHG_SMPI
 void xchg_charge_copy(size_t bytes);
 void xchg_charge_copies(size_t calls, size_t bytes);
+void xchg_charge_flush(void);
 #else
 static inline void xchg_charge_copy(size_t bytes)
 {
@@ -52,6 +56,9 @@ static inline void xchg_charge_copy(size_t bytes)
 static inline void xchg_charge_copies(size_t calls, size_t bytes)
 {
     (void)calls, (void)bytes;
+}
+static inline void xchg_charge_flush(void)
+{
 }
 #endif
 

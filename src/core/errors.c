@@ -137,6 +137,7 @@ int xchg_error_string(int code, char *string, int *resultlen)
 
 int xchg_raise(MPI_Comm comm, int code)
 {
+    xchg_charge_flush(); /* every entry point leaves through here */
     if (code == MPI_SUCCESS)
         return code;
     /* MPI raises errors that have no communicator on MPI_COMM_SELF. */
