@@ -336,7 +336,6 @@ int xchg_start(xchg_request r)
         if (rc != MPI_SUCCESS)
             return complete(r, rc);
         r->active = 1;
-        xchg_charge_flush(); /* copies since its last MPI call */
         return MPI_SUCCESS;
     }
     if (r->in_place && r->ip_bytes) {

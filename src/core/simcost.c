@@ -19,7 +19,7 @@
  * activity instead of thousands: at 1024 ranks node_pairs charges about
  * 2,000 copies per rank and call, which were two thirds of the
  * simulation's CPU time. XCHG_SIM_COPY_BATCH=0 charges every copy at once
- * (the test smpi.copy_batch compares both).
+ * (CTest smpi.copy_charges.* compares both).
  */
 #include "core.h"
 
