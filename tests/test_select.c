@@ -5,7 +5,8 @@
  * would differ and hang; the selector shares statistics first. Checks:
  * the chosen algorithm is identical on all ranks for several patterns;
  * a tuning-table rule is obeyed; a table that only some ranks can read is
- * ignored everywhere (no hang, same choice); results stay correct.
+ * ignored everywhere (no hang, same choice); a table's model constants
+ * (no rule) change the choice; results stay correct.
  */
 #include "xchg.h"
 
@@ -119,6 +120,36 @@ int main(int argc, char **argv)
         CHECK_ALL(a != XCHG_ALGO_PAIRWISE, "a table one rank lacks is ignored");
     unsetenv("XCHG_TUNING_FILE");
     remove(path);
+
+    /* A table's model constants change the model's ranking, not only the
+     * sizes its rules cover (no rule here). A post costing 1 ms makes the
+     * direct algorithms (2 (P-1) posts) lose to a log P one at 4 and from
+     * 6 ranks on (at 5, Bruck's 3 rounds cost 3 x 2 x 1.4 = 8.4 posts in
+     * the model against linear's 8); a copied byte costing 1 ms makes
+     * every algorithm that copies lose to them. Without the constants,
+     * auto runs linear here. */
+    static const struct { const char *line; int direct; } consts[] = {
+        {"overhead 1e-3", 0}, {"copy 1e-3", 1}};
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "/tmp/xchg-test-const%d-%d-%d", i, (int)getpid(), rank);
+        f = fopen(path, "w");
+        fprintf(f, "# test table, constants only\n%s\n", consts[i].line);
+        fclose(f);
+        setenv("XCHG_TUNING_FILE", path, 1);
+        /* a refresh on a scheduled call sees the new table; the call
+         * after it runs the choice: four calls cover the schedule here */
+        for (int k = 0; k < 3; k++)
+            run_pattern(16, 0, &ok);
+        a = run_pattern(16, 0, &ok);
+        int direct = a == XCHG_ALGO_LINEAR || a == XCHG_ALGO_SCATTERED || a == XCHG_ALGO_PAIRWISE;
+        snprintf(label, sizeof label, "a table's \"%s\" is in the model (auto ran %s)",
+                 consts[i].line, xchg_algo_name(a) ? xchg_algo_name(a) : "?");
+        CHECK_ALL(ok && check_same_everywhere((int)a, MPI_COMM_WORLD) &&
+                      (P < 4 || (P == 5 && !consts[i].direct) || direct == consts[i].direct),
+                  "%s", label);
+        unsetenv("XCHG_TUNING_FILE");
+        remove(path);
+    }
 
     int tot[2] = {npass, nfail};
     if (rank == 0)

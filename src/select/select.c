@@ -224,8 +224,19 @@ double xchg_model_time(xchg_algo algo, const xchg_model_params *m, const xchg_pa
     return info && info->model ? info->model(m, s) : INFINITY;
 }
 
-/* The model's parameters for this communicator. */
-static void model_params(const xchg_call *c, xchg_model_params *m)
+/* Every rank reads the same tuning table (agreed fields f): its checksum
+ * is the same everywhere and not zero. */
+static int table_agreed(const long long *f)
+{
+    return xchg_table_checksum() != 0 && f[XCHG_AF_TABLE_HI] == -f[XCHG_AF_TABLE_NEG];
+}
+
+/* The model's parameters for this communicator, and the tuning table's
+ * constants (alpha, beta, copy, overhead) over the defaults where the
+ * table is agreed (f): a measured link changes every candidate's time,
+ * not only the sizes a rule covers. The same file everywhere gives the
+ * same constants everywhere, so the choice stays agreed. */
+static void model_params(const xchg_call *c, const long long *f, xchg_model_params *m)
 {
     xchg_model_defaults(m);
     m->throttle = (double)setting_throttle(c);
@@ -234,6 +245,8 @@ static void model_params(const xchg_call *c, xchg_model_params *m)
     m->radix_intra_set = c->cs->settings.bruck_radix_intra;
     m->radix_inter_set = c->cs->settings.bruck_radix_inter;
     m->leaders = (double)c->cs->settings.leaders;
+    if (table_agreed(f)) /* the key of the agreed checksum (table.c's) */
+        xchg_table_constants((double)((unsigned long long)f[XCHG_AF_TABLE_HI] >> 10), m);
 }
 
 /* Calls between two refreshes of a choice that stays the same, at most:
@@ -246,7 +259,7 @@ static unsigned long refresh_cap(const xchg_call *c, xchg_algo choice, const lon
     unsigned long most = (unsigned long)setting_auto_refresh(c);
     xchg_pattern_stats s;
     xchg_model_params m;
-    model_params(c, &m);
+    model_params(c, f, &m);
     xchg_pattern_stats_from(&s, f, c->size);
     double call = xchg_model_time(choice, &m, &s);
     if (!isfinite(call))
@@ -284,10 +297,9 @@ static xchg_algo choose(xchg_call *c, const long long *f, int fresh, double *bes
 {
     xchg_pattern_stats s;
     xchg_pattern_stats_from(&s, f, c->size);
-    int table_ok = xchg_table_checksum() != 0 &&
-                   f[XCHG_AF_TABLE_HI] == -f[XCHG_AF_TABLE_NEG];
+    int table_ok = table_agreed(f);
     xchg_model_params m;
-    model_params(c, &m);
+    model_params(c, f, &m);
     xchg_algo best = XCHG_ALGO_LINEAR, second = XCHG_ALGO_INVALID;
     double best_t = INFINITY, second_t = INFINITY, fallback_t = INFINITY;
     *fallback = XCHG_ALGO_LINEAR;
@@ -323,7 +335,7 @@ static xchg_algo choose(xchg_call *c, const long long *f, int fresh, double *bes
         }
     }
     *best_out = best_t;
-    xchg_algo t = table_ok ? xchg_table_lookup(&s, &m) : XCHG_ALGO_INVALID;
+    xchg_algo t = table_ok ? xchg_table_lookup(&s) : XCHG_ALGO_INVALID;
     if (t != XCHG_ALGO_INVALID && !(is_padded(t) && padded > (double)c->temp_limit) &&
         !(has_prepare(t) && f[XCHG_AF_NODES_FAILED])) {
         best = t;

@@ -112,7 +112,7 @@ double xchg_model_time(xchg_algo algo, const xchg_model_params *m,
 
 /* Tuning table: a measured rule list that overrides the model where it
  * covers the case. Returns XCHG_ALGO_INVALID when no rule applies. */
-xchg_algo xchg_table_lookup(const xchg_pattern_stats *s, xchg_model_params *m);
+xchg_algo xchg_table_lookup(const xchg_pattern_stats *s);
 /* Checksum of the table XCHG_TUNING_FILE names (0: none or unreadable). */
 unsigned long long xchg_table_checksum(void);
 /* The table's model constants (alpha, beta, copy, overhead lines) over

@@ -9,7 +9,9 @@
  *     overhead 2e-7            per posted send or receive
  *     rule PMIN PMAX BMIN BMAX ALGO
  * A rule applies when PMIN <= P <= PMAX and BMIN <= mean block bytes of the
- * busiest rank <= BMAX; the first that applies wins. Every rank must read
+ * busiest rank <= BMAX; the first that applies wins. The constants replace
+ * the model's defaults wherever the table is agreed, at every P (select.c,
+ * model_params; the neighbour model likewise), rules or not. Every rank must read
  * the same file: select.c checks a checksum across ranks and ignores the
  * table everywhere if any rank disagrees, so a missing file on one node
  * costs speed, never a hang.
@@ -115,14 +117,13 @@ void xchg_table_constants(double key, xchg_model_params *m)
     pthread_mutex_unlock(&table_lock);
 }
 
-xchg_algo xchg_table_lookup(const xchg_pattern_stats *s, xchg_model_params *m)
+xchg_algo xchg_table_lookup(const xchg_pattern_stats *s)
 {
     if (xchg_table_checksum() == 0)
         return XCHG_ALGO_INVALID;
     long long mean = s->P > 0 ? s->max_rank_bytes / s->P : 0;
     xchg_algo found = XCHG_ALGO_INVALID;
     pthread_mutex_lock(&table_lock);
-    constants(m);
     for (int i = 0; i < nrules; i++)
         if (s->P >= rules[i].pmin && s->P <= rules[i].pmax && mean >= rules[i].bmin &&
             mean <= rules[i].bmax && xchg_registry_find(rules[i].algo)) {
