@@ -10,10 +10,11 @@
  * checking its result against MPI_Alltoallv, and writes a rule naming the
  * fastest (median of the per-iteration maximum over ranks). It also
  * measures the model constants alpha and beta with a ping-pong between
- * rank 0 and the last rank (on another node where the job has several);
- * they replace the model's defaults at every P (not only where a rule
- * applies), as every rank reads the same table. Rules hold for this P
- * only; run it once per job size you use. --verify re-reads the table
+ * rank 0 and the last rank, written only where these are on different
+ * nodes (else the model keeps its link constants); they replace the
+ * model's defaults at every P (not only where a rule applies), as every
+ * rank reads the same table. Rules hold for this P only; run it once per
+ * job size you use. --verify re-reads the table
  * and checks that xchg_alltoallv then picks each rule's algorithm.
  *
  * --pattern file:PATH[:N] tunes on an application's own exchange instead:
@@ -177,6 +178,21 @@ static double pingpong(int n, int reps)
     return t;
 }
 
+/* Whether rank 0 and the last rank share a node (MPI's shared-memory
+ * split): then the ping-pong measured the inside of a node, not the link
+ * the model's alpha and beta price. */
+static int peer_on_my_node(void)
+{
+    MPI_Comm node;
+    int leader = rank, peer_leader = 0;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Allreduce(&rank, &leader, 1, MPI_INT, MPI_MIN, node);
+    MPI_Comm_free(&node);
+    peer_leader = leader;
+    MPI_Bcast(&peer_leader, 1, MPI_INT, P - 1, MPI_COMM_WORLD);
+    return peer_leader == 0; /* rank 0 leads its own node */
+}
+
 static void usage_exit(const char *msg)
 {
     if (rank == 0)
@@ -240,6 +256,8 @@ int main(int argc, char **argv)
      * apart: it writes the model's (TUNE_OVERHEAD) and the rest as alpha,
      * so one message still costs the measured half round trip. */
     const double wire = alpha - 2.0 * TUNE_OVERHEAD > 1e-9 ? alpha - 2.0 * TUNE_OVERHEAD : 1e-9;
+    /* on one node the ping-pong never left it: keep the model's link */
+    const int one_node = peer_on_my_node();
 
     int nsizes = 0;
     long sizes[40];
@@ -311,7 +329,11 @@ int main(int argc, char **argv)
             fprintf(f, "# xchg tuning table: written by xchg-tune on %d ranks\n", P);
             /* the model's constants: they price every P, not only the
              * rules' (src/select/select.c, model_params) */
-            fprintf(f, "alpha %.6g\nbeta %.6g\noverhead %.6g\n", wire, beta, TUNE_OVERHEAD);
+            if (one_node)
+                fprintf(f, "# alpha, beta not written: rank 0 and rank %d share a node, so the\n"
+                           "# ping-pong measured no link between nodes\n", P - 1);
+            else
+                fprintf(f, "alpha %.6g\nbeta %.6g\noverhead %.6g\n", wire, beta, TUNE_OVERHEAD);
             for (int i = 0; i < nsizes; i++) {
                 /* the selector keys rules on the busiest rank's bytes / P:
                  * bucket edges halfway between the measured keys */
