@@ -235,9 +235,11 @@ static int table_agreed(const long long *f)
  * constants (alpha, beta, copy, overhead) over the defaults where the
  * table is agreed (f): a measured link changes every candidate's time,
  * not only the sizes a rule covers. The same file everywhere gives the
- * same constants everywhere, so the choice stays agreed. */
-static void model_params(const xchg_call *c, const long long *f, xchg_model_params *m)
+ * same constants everywhere, so the choice stays agreed. Returns whether
+ * the table is agreed (its rules apply too). */
+static int model_params(const xchg_call *c, const long long *f, xchg_model_params *m)
 {
+    const int agreed = table_agreed(f);
     xchg_model_defaults(m);
     m->throttle = (double)setting_throttle(c);
     m->max_inflight = (double)c->cs->settings.max_inflight;
@@ -245,8 +247,9 @@ static void model_params(const xchg_call *c, const long long *f, xchg_model_para
     m->radix_intra_set = c->cs->settings.bruck_radix_intra;
     m->radix_inter_set = c->cs->settings.bruck_radix_inter;
     m->leaders = (double)c->cs->settings.leaders;
-    if (table_agreed(f)) /* the key of the agreed checksum (table.c's) */
+    if (agreed) /* the key of the agreed checksum (table.c's) */
         xchg_table_constants((double)((unsigned long long)f[XCHG_AF_TABLE_HI] >> 10), m);
+    return agreed;
 }
 
 /* Calls between two refreshes of a choice that stays the same, at most:
@@ -297,9 +300,8 @@ static xchg_algo choose(xchg_call *c, const long long *f, int fresh, double *bes
 {
     xchg_pattern_stats s;
     xchg_pattern_stats_from(&s, f, c->size);
-    int table_ok = table_agreed(f);
     xchg_model_params m;
-    model_params(c, f, &m);
+    const int table_ok = model_params(c, f, &m);
     xchg_algo best = XCHG_ALGO_LINEAR, second = XCHG_ALGO_INVALID;
     double best_t = INFINITY, second_t = INFINITY, fallback_t = INFINITY;
     *fallback = XCHG_ALGO_LINEAR;

@@ -14,8 +14,8 @@
  * nodes (else the model keeps its link constants); they replace the
  * model's defaults at every P (not only where a rule applies), as every
  * rank reads the same table. Rules hold for this P only; run it once per
- * job size you use. --verify re-reads the table
- * and checks that xchg_alltoallv then picks each rule's algorithm.
+ * job size you use. --verify re-reads the table and checks that
+ * xchg_alltoallv then picks each rule's algorithm.
  *
  * --pattern file:PATH[:N] tunes on an application's own exchange instead:
  * the N-th shape of a file XCHG_RECORD wrote (tools/bench/record_file.h,
@@ -184,13 +184,12 @@ static double pingpong(int n, int reps)
 static int peer_on_my_node(void)
 {
     MPI_Comm node;
-    int leader = rank, peer_leader = 0;
+    int leader; /* my node's lowest rank; after the broadcast, the last rank's */
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
     MPI_Allreduce(&rank, &leader, 1, MPI_INT, MPI_MIN, node);
     MPI_Comm_free(&node);
-    peer_leader = leader;
-    MPI_Bcast(&peer_leader, 1, MPI_INT, P - 1, MPI_COMM_WORLD);
-    return peer_leader == 0; /* rank 0 leads its own node */
+    MPI_Bcast(&leader, 1, MPI_INT, P - 1, MPI_COMM_WORLD);
+    return leader == 0; /* rank 0 leads its own node */
 }
 
 static void usage_exit(const char *msg)
