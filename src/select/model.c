@@ -456,7 +456,7 @@ double xchg_model_grid(const xchg_model_params *m, const xchg_pattern_stats *s)
     /* sizes to the row (q = sqrt P partners, a row is consecutive
      * ranks), an allreduce (agreed refusal), phase 1 along the row,
      * then phase 2 down the column with its sizes: every byte crosses
-     * twice and is copied twice */
+     * twice and is copied three times (below) */
     double q = ceil(sqrt(P));
     double row = alpha_at(m, s, q) + 2.0 * q * o;
     /* A row of q consecutive ranks spans q/L nodes once q > L (1024 ranks
@@ -464,15 +464,23 @@ double xchg_model_grid(const xchg_model_params *m, const xchg_pattern_stats *s)
      * node's link, every rank of the node at once, after their posts.
      * Phase 2's posts and transfer overlap only half: every rank posts
      * its 2q messages at once, and the node's link is busy after. Fitted
-     * to the simulated grid (scale setup, 16 per node, 16 B): 1024 ranks
-     * uniform 121.3 us (was modelled 91.6, now 112.4), 256 ranks random
-     * 45.2 (43.4, now 45.8). */
+     * to the simulated grid (scale setup, 16 per node, 16 B, before its
+     * packing was charged): 1024 ranks uniform 121.3 us (was modelled
+     * 91.6, then 112.4), 256 ranks random 45.2 (43.4, then 45.8). With
+     * the packing charged and a third copy here, 64 per node, uniform
+     * 8 B, no concurrency limit, a 200 Gb/s table: 44.71, 74.14, 125.63
+     * us simulated at 256, 512, 1024 ranks, 44.69, 68.88, 107.85
+     * modelled (sim/README.md, "The concurrency limit binds above 256
+     * ranks"): something that grows with P at 64 per node is missing. */
     const double L = k.node;
     const double row_off = q > L ? L * vol * (q - L) / q : 0.0;
     double phase1 = alpha_at(m, s, q) + fmax(2.0 * q * o, vol * m->beta_intra) +
                     row_off * m->beta;
     double phase2 = a + fmax(4.0 * q * o, direct_bw) + 0.5 * fmin(4.0 * q * o, direct_bw);
-    return row + agree + phase1 + phase2 + copies(m, 2.0 * vol, 2.0 * P);
+    /* copies: the phase-1 packing, the phase-2 derived-type send (MPI
+     * packs it; charged in simulation since 2026-11-26, as for every
+     * other algorithm) and the unpacking: every block three times */
+    return row + agree + phase1 + phase2 + copies(m, 3.0 * vol, 3.0 * P);
 }
 
 /* One level of bruck_2level: a radix-r Bruck over n ranks at latency a,
