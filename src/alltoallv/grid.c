@@ -383,10 +383,7 @@ static int phase2_data(grid_run *x)
         /* MPI packs the sources' blocks into one message: charged in
          * simulation as explicit copies would be (SMPI does not), as for
          * every other algorithm's derived-type messages */
-        size_t pieces = 0;
-        for (int k = 0; k < nsrc; k++)
-            pieces += len2[(size_t)j * nsrc + k] > 0;
-        xchg_charge_copies(pieces, (size_t)b);
+        xchg_charge_pieces(len2 + (size_t)j * nsrc, nsrc);
         MPI_Datatype ty;
         err = MPI_Type_create_hindexed(nsrc, len2 + (size_t)j * nsrc,
                                        disp2 + (size_t)j * nsrc, MPI_BYTE, &ty);

@@ -549,10 +549,7 @@ static int leaders_exchange(hier_run *x)
             /* MPI packs the members' segments into one message (and
              * unpacks the received ones below): charged in simulation as
              * explicit copies would be (SMPI does not) */
-            size_t pieces = 0;
-            for (int l = 0; l < L; l++)
-                pieces += slen[(size_t)M * L + l] > 0;
-            xchg_charge_copies(pieces, (size_t)t);
+            xchg_charge_pieces(slen + (size_t)M * L, L);
             MPI_Datatype ty;
             err = MPI_Type_create_hindexed(L, slen + (size_t)M * L, sdisp + (size_t)M * L,
                                            MPI_BYTE, &ty);

@@ -35,11 +35,7 @@ int xchg_relay_send(xchg_relay *x, int nseg, int dst)
 {
     /* MPI packs the segments into one message: a copy per piece, charged
      * in simulation as an explicit pack would be (SMPI does not) */
-    size_t pieces = 0, bytes = 0;
-    for (int k = 0; k < nseg; k++)
-        if (x->segl[k] > 0)
-            pieces++, bytes += (size_t)x->segl[k];
-    xchg_charge_copies(pieces, bytes);
+    xchg_charge_pieces(x->segl, nseg);
     MPI_Datatype ty;
     int err = MPI_Type_create_hindexed(nseg, x->segl, x->segd, MPI_BYTE, &ty);
     if (err == MPI_SUCCESS && (err = MPI_Type_commit(&ty)) == MPI_SUCCESS) {

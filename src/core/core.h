@@ -62,6 +62,22 @@ static inline void xchg_charge_flush(void)
 }
 #endif
 
+/* The packing of one hindexed message of n pieces of len[] bytes: a copy
+ * per nonempty piece (xchg_charge_copies). Outside XCHG_SMPI, nothing:
+ * not even the loop. */
+static inline void xchg_charge_pieces(const int *len, int n)
+{
+#ifdef XCHG_SMPI
+    size_t pieces = 0, bytes = 0;
+    for (int k = 0; k < n; k++)
+        if (len[k] > 0)
+            pieces++, bytes += (size_t)len[k];
+    xchg_charge_copies(pieces, bytes);
+#else
+    (void)len, (void)n;
+#endif
+}
+
 /* One call of an alltoallv algorithm: arguments already checked, MPI_IN_PLACE
  * already resolved (sendbuf is a real buffer), comm is the private duplicate. */
 typedef struct xchg_call {
