@@ -452,35 +452,39 @@ double xchg_model_grid(const xchg_model_params *m, const xchg_pattern_stats *s)
     model_terms k;
     terms_of(m, s, &k);
     const double P = k.P, o = k.o, vol = k.vol, a = k.a, agree = k.agree,
-                 direct_bw = k.direct_bw;
-    /* sizes to the row (q = sqrt P partners, a row is consecutive
-     * ranks), an allreduce (agreed refusal), phase 1 along the row,
-     * then phase 2 down the column with its sizes: every byte crosses
-     * twice and is copied three times (below) */
-    double q = ceil(sqrt(P));
-    double row = alpha_at(m, s, q) + 2.0 * q * o;
-    /* A row of q consecutive ranks spans q/L nodes once q > L (1024 ranks
-     * on nodes of 16: two): its share (q-L)/q of phase 1 then crosses the
-     * node's link, every rank of the node at once, after their posts.
-     * Phase 2's posts and transfer overlap only half: every rank posts
-     * its 2q messages at once, and the node's link is busy after. Fitted
-     * to the simulated grid (scale setup, 16 per node, 16 B, before its
-     * packing was charged): 1024 ranks uniform 121.3 us (was modelled
-     * 91.6, then 112.4), 256 ranks random 45.2 (43.4, then 45.8). With
-     * the packing charged and a third copy here, 64 per node, uniform
-     * 8 B, no concurrency limit, a 200 Gb/s table: 44.71, 74.14, 125.63
-     * us simulated at 256, 512, 1024 ranks, 44.69, 68.88, 107.85
-     * modelled (sim/README.md, "The concurrency limit binds above 256
-     * ranks"): something that grows with P at 64 per node is missing. */
-    const double L = k.node;
-    const double row_off = q > L ? L * vol * (q - L) / q : 0.0;
-    double phase1 = alpha_at(m, s, q) + fmax(2.0 * q * o, vol * m->beta_intra) +
-                    row_off * m->beta;
-    double phase2 = a + fmax(4.0 * q * o, direct_bw) + 0.5 * fmin(4.0 * q * o, direct_bw);
+                 direct_bw = k.direct_bw, L = k.node;
+    /* q columns (a row: q consecutive ranks), K rows (a column: ranks q
+     * apart). A row spans q/L nodes once q > L: its share (q-L)/q of
+     * row partners is off the node. A column has max(1, L/q) members on
+     * my node (me included), the rest off it. Sizes are int64 per block. */
+    const double q = ceil(sqrt(P)), K = ceil(P / q);
+    const double row_off = q > L ? (q - L) / q : 0.0;
+    const double col_off = P > L ? fmax(0.0, K - fmax(1.0, L / q)) : 0.0;
+    const double sz = 8.0;
+    /* Step by step, as grid.c runs them (each phase posts everything, then
+     * waits). 1: block sizes to the q row targets, K per target. */
+    double step1 = alpha_at(m, s, q) + 2.0 * q * o + L * q * row_off * K * sz * m->beta;
+    /* 3: phase-1 data along the row and, at the same time, the phase-2
+     * sizes down the column: q of them to each of the K column members,
+     * so 2q + 2K posts, and at 8 B blocks the sizes weigh on the node's
+     * link as much as the data (all off-node members at once). 4: phase-2
+     * data, 2K posts, the direct exchange's link time. Posts and transfer
+     * overlap partly: the longer of the two plus a share of the shorter,
+     * fitted to grid's steps in simulation (64 per node, uniform 8 B, no
+     * concurrency limit, beta 4e-11; steps 3 and 4, copies apart: 13,
+     * 22 and 38 us, and 8, 14 and 26 us at 256, 512 and 1024 ranks).
+     * Until 2026-11-27 step 3 counted 2q posts and no sizes, and step 4
+     * 4q posts: 44.69, 68.88, 107.85 us modelled against 44.71, 74.14,
+     * 125.63 simulated (whole call); now 47.8, 75.5, 123.8. */
+    double post3 = (2.0 * q + 2.0 * K) * o;
+    double link3 = fmax((L * vol * row_off + L * col_off * q * sz) * m->beta, vol * m->beta_intra);
+    double step3 = a + fmax(post3, link3) + 0.55 * fmin(post3, link3);
+    double post4 = 2.0 * K * o;
+    double step4 = a + fmax(post4, direct_bw) + 0.6 * fmin(post4, direct_bw);
     /* copies: the phase-1 packing, the phase-2 derived-type send (MPI
      * packs it; charged in simulation since 2026-11-26, as for every
      * other algorithm) and the unpacking: every block three times */
-    return row + agree + phase1 + phase2 + copies(m, 3.0 * vol, 3.0 * P);
+    return step1 + agree + step3 + step4 + copies(m, 3.0 * vol, 3.0 * P);
 }
 
 /* One level of bruck_2level: a radix-r Bruck over n ranks at latency a,
