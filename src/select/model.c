@@ -138,7 +138,15 @@ static double bruck_time(const xchg_model_params *m, const xchg_pattern_stats *s
         double f = P <= node ? 0.0 : fmin(1.0, w * (nv + 1.0) / 2.0 / node);
         double held = fmax(mean, fmax(snd * spread, rcv * fmin(1.0, w * (nv + 1.0) / P)));
         double share = nv / (nv + 1.0);
-        double bw = (1.0 - f) * held * m->beta_intra + f * fmax(node * mean, held) * m->beta;
+        /* every moving slot's size goes ahead of the data, 8 bytes each,
+         * empty slots too: at 8 B blocks as many bytes as the data (fitted:
+         * 64 per node, uniform 8 B, beta 4e-11: bruck_radix 38.3, 71.5 us
+         * simulated at 256 and 512 ranks, 36.4, 62.5 modelled without the
+         * sizes, 42.0, 74.5 with them; bruck_twophase 47.1, 103.1
+         * simulated, 43.3, 85.8 without, 49.7, 103.9 with) */
+        double sized = held + 8.0 * P, sized_mean = mean + 8.0 * P;
+        double bw = (1.0 - f) * sized * m->beta_intra +
+                    f * fmax(node * sized_mean, sized) * m->beta;
         /* the moving blocks are packed first; the kept ones are copied
          * while the data flies */
         t += 2.0 * (alpha_at(m, s, span) + m->phase_post * nv * m->overhead) +
@@ -473,7 +481,7 @@ double xchg_model_grid(const xchg_model_params *m, const xchg_pattern_stats *s)
      * fitted to grid's steps in simulation (64 per node, uniform 8 B, no
      * concurrency limit, beta 4e-11; steps 3 and 4, copies apart: 13,
      * 22 and 38 us, and 8, 14 and 26 us at 256, 512 and 1024 ranks).
-     * Until 2026-11-27 step 3 counted 2q posts and no sizes, and step 4
+     * Until 2026-11-26 (eighth session) step 3 counted 2q posts and no sizes, and step 4
      * 4q posts: 44.69, 68.88, 107.85 us modelled against 44.71, 74.14,
      * 125.63 simulated (whole call); now 47.8, 75.5, 123.8. */
     double post3 = (2.0 * q + 2.0 * K) * o;
