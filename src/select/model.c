@@ -142,8 +142,10 @@ static double bruck_time(const xchg_model_params *m, const xchg_pattern_stats *s
          * empty slots too: at 8 B blocks as many bytes as the data (fitted:
          * 64 per node, uniform 8 B, beta 4e-11: bruck_radix 38.3, 71.5 us
          * simulated at 256 and 512 ranks, 36.4, 62.5 modelled without the
-         * sizes, 42.0, 74.5 with them; bruck_twophase 47.1, 103.1
-         * simulated, 43.3, 85.8 without, 49.7, 103.9 with) */
+         * sizes, 42.0, 74.5 with them, and 126.9 against 110.0 and
+         * 135.7 at 1024; bruck_twophase 47.1, 103.1 simulated, 43.3, 85.8
+         * without, 49.7, 103.9 with; 16 per node, 16 B, 256 ranks:
+         * bruck_radix 40.9 simulated, 40.8 without, 44.6 with) */
         double sized = held + 8.0 * P, sized_mean = mean + 8.0 * P;
         double bw = (1.0 - f) * sized * m->beta_intra +
                     f * fmax(node * sized_mean, sized) * m->beta;
@@ -481,9 +483,12 @@ double xchg_model_grid(const xchg_model_params *m, const xchg_pattern_stats *s)
      * fitted to grid's steps in simulation (64 per node, uniform 8 B, no
      * concurrency limit, beta 4e-11; steps 3 and 4, copies apart: 13,
      * 22 and 38 us, and 8, 14 and 26 us at 256, 512 and 1024 ranks).
-     * Until 2026-11-26 (eighth session) step 3 counted 2q posts and no sizes, and step 4
+     * Until 2026-11-26 step 3 counted 2q posts and no sizes, and step 4
      * 4q posts: 44.69, 68.88, 107.85 us modelled against 44.71, 74.14,
-     * 125.63 simulated (whole call); now 47.8, 75.5, 123.8. */
+     * 125.63 simulated (whole call); now 47.8, 75.5, 123.8. At 16 per
+     * node it is pessimistic: 1024 ranks uniform 16 B 137.3 modelled,
+     * 121.8 simulated (with the concurrency limit), where grid is not
+     * the best (sim/README.md, "12,288 ranks: two models corrected"). */
     double post3 = (2.0 * q + 2.0 * K) * o;
     double link3 = fmax((L * vol * row_off + L * col_off * q * sz) * m->beta, vol * m->beta_intra);
     double step3 = a + fmax(post3, link3) + 0.55 * fmin(post3, link3);
