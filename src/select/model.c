@@ -121,6 +121,11 @@ static double alltoall_time(const xchg_model_params *m, const xchg_pattern_stats
  * more where its own sends are many (they spread out, 1/r of them left
  * after each round) or its receives are (they gather, r^(j+1)/P of them
  * there after round j). */
+/* Bytes of one block's size where an algorithm sends sizes ahead of the
+ * data as int64 (the two-phase Bruck engine, grid); bruck_2level's varint
+ * headers are counted in its own model. */
+static const double size_bytes = 8.0;
+
 static double bruck_time(const xchg_model_params *m, const xchg_pattern_stats *s, double r)
 {
     const double P = (double)s->P;
@@ -146,7 +151,7 @@ static double bruck_time(const xchg_model_params *m, const xchg_pattern_stats *s
          * 135.7 at 1024; bruck_twophase 47.1, 103.1 simulated, 43.3, 85.8
          * without, 49.7, 103.9 with; 16 per node, 16 B, 256 ranks:
          * bruck_radix 40.9 simulated, 40.8 without, 44.6 with) */
-        double sized = held + 8.0 * P, sized_mean = mean + 8.0 * P;
+        double sized = held + size_bytes * P, sized_mean = mean + size_bytes * P;
         double bw = (1.0 - f) * sized * m->beta_intra +
                     f * fmax(node * sized_mean, sized) * m->beta;
         /* the moving blocks are packed first; the kept ones are copied
@@ -466,11 +471,11 @@ double xchg_model_grid(const xchg_model_params *m, const xchg_pattern_stats *s)
     /* q columns (a row: q consecutive ranks), K rows (a column: ranks q
      * apart). A row spans q/L nodes once q > L: its share (q-L)/q of
      * row partners is off the node. A column has max(1, L/q) members on
-     * my node (me included), the rest off it. Sizes are int64 per block. */
+     * my node (me included), the rest off it. Sizes: size_bytes a block. */
     const double q = ceil(sqrt(P)), K = ceil(P / q);
     const double row_off = q > L ? (q - L) / q : 0.0;
     const double col_off = P > L ? fmax(0.0, K - fmax(1.0, L / q)) : 0.0;
-    const double sz = 8.0;
+    const double sz = size_bytes;
     /* Step by step, as grid.c runs them (each phase posts everything, then
      * waits). 1: block sizes to the q row targets, K per target. */
     double step1 = alpha_at(m, s, q) + 2.0 * q * o + L * q * row_off * K * sz * m->beta;
