@@ -1,8 +1,11 @@
 """alltoallv_mpi4py.py - an mpi4py program that gets xchg's MPI_Alltoallv
 without any change: run it under the preload library.
 
-    LD_PRELOAD=/usr/local/lib/libxchg-preload.so XCHG_VERBOSE=1 \\
+    LD_PRELOAD=$PREFIX/lib/libxchg-preload.so XCHG_VERBOSE=1 \\
         mpiexec -n 4 python3 alltoallv_mpi4py.py
+
+(PREFIX: where xchg is installed; on several nodes pass LD_PRELOAD through
+the launcher, as README.md's "Adopt it" shows.)
 
 mpi4py must be built against the same MPI as libxchg-preload.so
 (MPICC=mpicc.mpich or mpicc.openmpi pip install --no-binary mpi4py mpi4py;

@@ -5,8 +5,9 @@
  * (MPI_SUCCESS on success). Errors are also raised through the error handler
  * of the caller's communicator, exactly as MPI's own collectives do, so with
  * the default MPI_ERRORS_ARE_FATAL a bad argument aborts with a message, and
- * with MPI_ERRORS_RETURN the code comes back; MPI_Error_string() on it gives
- * a message that names the offending argument.
+ * with MPI_ERRORS_RETURN the code comes back; MPI_Error_string() (or
+ * xchg_error_string) on it gives a message that names the rank and the
+ * offending argument ("xchg: rank 2: sendbuf is NULL but sendcounts[0] is 2").
  *
  * Buffers: xchg never keeps a pointer to a caller's buffer past the return of
  * a blocking call. Arrays it allocates for the caller are freed by the
@@ -87,8 +88,11 @@ XCHG_API int xchg_alltoallv_algo(xchg_algo algo, const void *sendbuf, const int 
                         MPI_Datatype recvtype, MPI_Comm comm);
 
 /* Name <-> id. xchg_algo_from_name returns XCHG_ALGO_INVALID for an unknown
- * name (including one this build does not provide); xchg_algo_name returns
- * NULL for an invalid id. The returned string is static. */
+ * name (including one this build does not provide, and NULL); a call given
+ * that id fails with MPI_ERR_ARG saying so. xchg_algo_name returns a string
+ * for any id, never NULL: "invalid" for an id that is no algorithm of this
+ * build (xchg_algo_from_name("invalid") is XCHG_ALGO_INVALID). The
+ * returned string is static. */
 XCHG_API xchg_algo xchg_algo_from_name(const char *name);
 XCHG_API const char *xchg_algo_name(xchg_algo algo);
 
@@ -104,8 +108,9 @@ XCHG_API xchg_algo xchg_algo_at(int i);
  * pick one. 0 for any other algorithm, "auto" or an invalid id. */
 XCHG_API int xchg_algo_is_baseline(xchg_algo algo);
 
-/* The message of an error code returned by xchg, naming the argument at
- * fault; for any other code, what MPI_Error_string says. string must hold
+/* The message of an error code returned by xchg, "xchg: rank N: ...", N
+ * the process's rank in MPI_COMM_WORLD, naming the argument at fault; for
+ * any other code, what MPI_Error_string says. string must hold
  * MPI_MAX_ERROR_STRING characters. Prefer it to MPI_Error_string: MPICH 4.0
  * returns a wrong string for error codes a library adds to a standard class. */
 XCHG_API int xchg_error_string(int code, char *string, int *resultlen);
@@ -136,9 +141,21 @@ XCHG_API int xchg_error_string(int code, char *string, int *resultlen);
  * xchg_request_free (collective: it may free an RMA window) frees an
  * inactive request and sets *req to XCHG_REQUEST_NULL.
  *
+ * Inactive requests, as MPI_Wait and MPI_Test treat MPI_REQUEST_NULL and
+ * inactive persistent requests: xchg_wait, xchg_test and xchg_waitall on
+ * a request that is not active (a persistent one never started or already
+ * completed, a nonblocking one already completed, XCHG_REQUEST_NULL)
+ * return MPI_SUCCESS at once, xchg_test with *flag = 1. So polling with
+ * xchg_test and then calling xchg_wait is fine:
+ *     xchg_start(req);
+ *     while (!flag) { work(); xchg_test(req, &flag); }
+ *     xchg_wait(req);   (returns at once: the request is inactive)
+ * This holds for every kind of xchg request (persistent, nonblocking,
+ * neighbour, large count).
+ *
  * Errors (MPI_ERR_REQUEST, raised through comm's error handler, or
  * MPI_COMM_SELF's for a NULL request): starting an active request,
- * waiting/testing an inactive one, freeing an active one, a NULL request.
+ * freeing an active one, starting or freeing XCHG_REQUEST_NULL.
  * The plain init honours XCHG_ALLTOALLV_ALGO, as xchg_alltoallv does. info
  * is reserved (pass MPI_INFO_NULL).
  */
@@ -159,6 +176,16 @@ XCHG_API int xchg_alltoallv_init_algo(xchg_algo algo, const void *sendbuf,
 XCHG_API int xchg_start(xchg_request req);
 XCHG_API int xchg_wait(xchg_request req);
 XCHG_API int xchg_test(xchg_request req, int *flag);
+/* As MPI_Waitall: completes every request of reqs[0..count) (any kinds,
+ * any communicators; XCHG_REQUEST_NULL and inactive ones are skipped),
+ * advancing all of them while it waits, whatever order the partners
+ * complete them in. Returns MPI_SUCCESS, or the error of the failing
+ * request with the lowest index (each error has gone through its own
+ * request's error handler; the others are completed all the same).
+ * count < 0 (MPI_ERR_COUNT) or reqs NULL with count > 0 (MPI_ERR_ARG):
+ * MPI_COMM_SELF's error handler. The requests stay allocated (persistent
+ * and nonblocking alike) until xchg_request_free. */
+XCHG_API int xchg_waitall(int count, xchg_request reqs[]);
 XCHG_API int xchg_request_free(xchg_request *req);
 /* The algorithm a request runs ("auto" resolved at init; for
  * xchg_ialltoallv, the one that ran, once complete). */
@@ -178,17 +205,20 @@ XCHG_API xchg_algo xchg_request_algo(xchg_request req);
  * one communicator (they run one after the other, in start order) or on
  * several (side by side); a blocking xchg call on comm first completes the
  * ones outstanding there. The request then stays until xchg_request_free
- * (it cannot be restarted: xchg_start refuses it). Errors (the blocking
+ * (it cannot be restarted: xchg_start refuses it), inactive: where MPI
+ * would have set the handle to MPI_REQUEST_NULL, a further xchg_wait or
+ * xchg_test on it returns MPI_SUCCESS at once. Errors (the blocking
  * call's, agreed the same way) come from the completing xchg_wait or
  * xchg_test, through comm's error handler; an error found before anything
  * starts (no valid comm, req NULL) from xchg_ialltoallv itself.
  * Limits: the first exchange on a communicator makes xchg's state for it
  * (collective, blocking; xchg_comm_prepare does it beforehand); rma_fence
  * and rma_lock synchronise their windows by blocking MPI calls inside test
- * and wait; hierarchical splits node communicators (blocking, at the start
- * of its first exchange on a communicator; auto's first exchange on a
- * communicator of several multi-rank nodes makes them too, since auto may
- * choose hierarchical). docs/user-guide.md "Nonblocking use".
+ * and wait; the node-aware algorithms (hierarchical, node_pairs,
+ * multileader, bruck_2level) split node communicators (blocking, at the
+ * start of their first exchange on a communicator; auto's first exchange on
+ * a communicator of several multi-rank nodes makes them too, since auto may
+ * choose one). docs/user-guide.md "Nonblocking use".
  */
 XCHG_API int xchg_ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
                              MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
@@ -207,7 +237,7 @@ XCHG_API int xchg_ialltoallv_algo(xchg_algo algo, const void *sendbuf, const int
  * 0 on every rank and MPI_SUCCESS is returned: the caller may then use MPI
  * itself on comm, as the preload library does. Otherwise *ready is 1 and
  * exchanges on comm need no new communicator (except the algorithms that
- * build their own: hierarchical, and the MPI windows of rma_* and of the
+ * build their own: the node-aware ones' node communicators, and the MPI windows of rma_* and of the
  * sparse rma). A refusal is remembered on comm: MPI is asked again after
  * 1, 2, 4, ... at most 64 calls of xchg on comm (this one included).
  * Other errors (an invalid comm, a NULL ready) go through comm's error
@@ -406,7 +436,8 @@ XCHG_API int xchg_sparse_exchange_algo(xchg_sparse_algo algo, int ndest, const i
 XCHG_API int xchg_sparse_result_free(xchg_sparse_result *result);
 
 /* Name <-> id of sparse algorithms ("pex", "rsx", "nbx", "rma", "pex_loc",
- * "nbx_loc", "auto"), as xchg_algo_from_name/xchg_algo_name; and the
+ * "nbx_loc", "auto"), as xchg_algo_from_name/xchg_algo_name (an unknown
+ * name gives XCHG_SPARSE_INVALID, an invalid id the name "invalid"); and the
  * algorithms of this build, excluding "auto", for i = 0 ..
  * xchg_sparse_algo_count()-1. */
 XCHG_API xchg_sparse_algo xchg_sparse_algo_from_name(const char *name);
@@ -526,9 +557,10 @@ XCHG_API int xchg_neighbor_alltoallv_init_algo(xchg_neighbor_algo algo, const vo
                                                const int recvcounts[], const int rdispls[],
                                                MPI_Datatype recvtype, MPI_Comm comm,
                                                MPI_Info info, xchg_request *req);
-/* Nonblocking, as MPI_Ineighbor_alltoallv: completes with xchg_wait or
- * xchg_test, freed with xchg_request_free (it cannot be restarted); runs
- * in start order with the other nonblocking xchg exchanges on comm. */
+/* Nonblocking, as MPI_Ineighbor_alltoallv: completes with xchg_wait,
+ * xchg_test or xchg_waitall (then inactive, as xchg_ialltoallv's), freed
+ * with xchg_request_free (it cannot be restarted); runs in start order
+ * with the other nonblocking xchg exchanges on comm. */
 XCHG_API int xchg_ineighbor_alltoallv(const void *sendbuf, const int sendcounts[],
                                       const int sdispls[], MPI_Datatype sendtype,
                                       void *recvbuf, const int recvcounts[],
@@ -596,8 +628,11 @@ XCHG_API int xchg_neighbor_alltoallv_init_algo_c(xchg_neighbor_algo algo, const 
  * XCHG_NEIGHBOR_INVALID for any other request. */
 XCHG_API xchg_neighbor_algo xchg_request_neighbor_algo(xchg_request req);
 
-/* Name <-> id ("direct", "locality", "mpich_model", "auto"), and the neighbour algorithms
- * of this build, excluding "auto", for i = 0 .. xchg_neighbor_algo_count()-1. */
+/* Name <-> id ("direct", "locality", "mpich_model", "auto"), as
+ * xchg_algo_from_name/xchg_algo_name (an unknown name gives
+ * XCHG_NEIGHBOR_INVALID, an invalid id the name "invalid"), and the
+ * neighbour algorithms of this build, excluding "auto", for
+ * i = 0 .. xchg_neighbor_algo_count()-1. */
 XCHG_API xchg_neighbor_algo xchg_neighbor_algo_from_name(const char *name);
 XCHG_API const char *xchg_neighbor_algo_name(xchg_neighbor_algo algo);
 XCHG_API int xchg_neighbor_algo_count(void);

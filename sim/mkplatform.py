@@ -6,7 +6,7 @@
 
 Creates DIR/platform.xml and DIR/hostfile (R lines "node-i" per node of R
 ranks, so MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) sees nodes) and prints the
-two paths. Defaults and their sources are in sim/README.md ("Platforms").
+two paths. Defaults and their sources are in docs/simulation.md ("Platforms").
 """
 import argparse
 import math
@@ -15,7 +15,7 @@ import sys
 
 # Presets: link bandwidth and latency per node link, backbone/switch links,
 # and the loopback link that carries the traffic between ranks of one node
-# (shared memory). See sim/README.md for where the numbers come from.
+# (shared memory). See docs/simulation.md ("Platforms") for where the numbers come from.
 PRESETS = {
     # A message between nodes crosses node link + switch + node link, plus
     # the 0.2 us send and receive overheads of smpi.cfg: the latencies are
@@ -60,7 +60,7 @@ def main():
                          "SimGrid 3.32 simulates it 10-100x slower), or no switch link at "
                          "all (none: its latency split over the two node links; the same "
                          "routes' latency and bandwidth, and what lets "
-                         "maxmin/concurrency-limit pay off, sim/README.md)")
+                         "maxmin/concurrency-limit pay off, docs/simulation.md)")
     ap.add_argument("--out", required=True, help="directory for platform.xml and hostfile")
     a = ap.parse_args()
     if a.ranks < 1 or a.rpn < 1:

@@ -13,7 +13,7 @@
  *
  * Prints one line per operation. Exits non-zero if xchg_ibarrier fails
  * (CTest smpi.ibarrier); SMPI's own operations are only reported
- * (sim/README.md, "SMPI deviations").
+ * (docs/simulation.md, "Building and running").
  */
 #include "ibarrier.h"
 

@@ -1,6 +1,6 @@
 /*
  * pingpong.c - measures the simulated platform's small-message latency
- * (sim/README.md, "Platforms"): half the round trip of an 8-byte
+ * (docs/simulation.md, "Platforms"): half the round trip of an 8-byte
  * MPI_Send/MPI_Recv ping-pong between rank 0 and another rank of its node
  * (intra) and rank 0 and the first rank of another node (inter), median of
  * TRIALS trials of ROUNDS round trips each. Only the two ranks of a pair
@@ -10,7 +10,7 @@
  *
  * With --intra/--inter (microseconds), exits non-zero if a
  * measured figure leaves its range: the CTest check that the platform's
- * latencies still match what sim/README.md documents.
+ * latencies still match what docs/simulation.md documents.
  */
 #include <mpi.h>
 

@@ -1,7 +1,11 @@
 /*
  * test_errors.c - bad arguments give the right MPI error class, a message
- * naming the argument, go through the communicator's error handler, and
- * leave the process usable.
+ * naming the rank and the argument ("xchg: rank 2: sendbuf is NULL but
+ * sendcounts[0] is 1", for every family of calls), go through the
+ * communicator's error handler, and leave the process usable. Algorithm
+ * names: any id has a name ("invalid" for ids that are none), an unknown
+ * name in the environment is quoted back, XCHG_ALGO_INVALID says where it
+ * comes from.
  */
 #include "xchg.h"
 
@@ -62,6 +66,96 @@ static void expect(const char *what, int rc, int eclass, const char *needle)
         CHECK(strstr(msg, needle) != NULL, "%s: MPI_Error_string \"%s\" does not name \"%s\"",
               what, msg, needle);
     }
+}
+
+/* Any id has a name: "invalid" for those that are no algorithm, which
+ * reads back as the invalid id. */
+static void names_of_invalid_ids(void)
+{
+    const xchg_algo ids[] = {(xchg_algo)-5, XCHG_ALGO_INVALID, (xchg_algo)1000};
+    for (int i = 0; i < 3; i++) {
+        const char *n = xchg_algo_name(ids[i]);
+        CHECK(n && strcmp(n, "invalid") == 0 && xchg_algo_from_name(n) == XCHG_ALGO_INVALID,
+              "xchg_algo_name(%d) is \"%s\", expected \"invalid\"", (int)ids[i],
+              n ? n : "(null)");
+        const char *sn = xchg_sparse_algo_name((xchg_sparse_algo)ids[i]);
+        CHECK(sn && strcmp(sn, "invalid") == 0, "xchg_sparse_algo_name(%d) is \"%s\"",
+              (int)ids[i], sn ? sn : "(null)");
+        const char *nn = xchg_neighbor_algo_name((xchg_neighbor_algo)ids[i]);
+        CHECK(nn && strcmp(nn, "invalid") == 0, "xchg_neighbor_algo_name(%d) is \"%s\"",
+              (int)ids[i], nn ? nn : "(null)");
+    }
+}
+
+/* Every family's argument error names this rank (in MPI_COMM_WORLD) and
+ * the argument: sendbuf NULL with data to send (every rank alike, so every
+ * rank has its own message), a negative sparse count. */
+static void rank_named(MPI_Comm comm, const int *sc, const int *sd, int *rb, const int *rc,
+                       const int *rd, int P)
+{
+    char want[160];
+    xchg_request req = XCHG_REQUEST_NULL;
+    snprintf(want, sizeof want, "xchg: rank %d: sendbuf is NULL but sendcounts[0] is 1", rank);
+    expect("alltoallv: rank and argument named",
+           xchg_alltoallv_algo(XCHG_ALGO_LINEAR, NULL, sc, sd, MPI_INT, rb, rc, rd, MPI_INT, comm),
+           MPI_ERR_BUFFER, want);
+    expect("auto: rank and argument named",
+           xchg_alltoallv(NULL, sc, sd, MPI_INT, rb, rc, rd, MPI_INT, comm), MPI_ERR_BUFFER, want);
+    expect("persistent init: rank and argument named",
+           xchg_alltoallv_init(NULL, sc, sd, MPI_INT, rb, rc, rd, MPI_INT, comm, MPI_INFO_NULL,
+                               &req), MPI_ERR_BUFFER, want);
+    expect("nonblocking: rank and argument named",
+           xchg_ialltoallv_algo(XCHG_ALGO_PADDED_ALLTOALL, NULL, sc, sd, MPI_INT, rb, rc, rd,
+                                MPI_INT, comm, &req) == MPI_SUCCESS ? xchg_wait(req) : -1,
+           MPI_ERR_BUFFER, want);
+    xchg_request_free(&req);
+#if XCHG_HAVE_LARGE_COUNT
+    MPI_Count *csc = malloc(sizeof(MPI_Count) * 2 * (size_t)P), *crc = csc + P;
+    MPI_Aint *csd = malloc(sizeof(MPI_Aint) * 2 * (size_t)P), *crd = csd + P;
+    for (int i = 0; i < P; i++) {
+        csc[i] = sc[i], crc[i] = rc[i];
+        csd[i] = sd[i], crd[i] = rd[i];
+    }
+    expect("large count: rank and argument named",
+           xchg_alltoallv_c(NULL, csc, csd, MPI_INT, rb, crc, crd, MPI_INT, comm),
+           MPI_ERR_BUFFER, want);
+    free(csc);
+    free(csd);
+#endif
+    /* sparse: a negative count, every rank alike */
+    int dest = (rank + 1) % P, bad = -2, zero = 0, v = 0;
+    snprintf(want, sizeof want, "xchg: rank %d: sendcounts[0] is negative (-2)", rank);
+    xchg_sparse_result res;
+    expect("sparse: rank and argument named",
+           xchg_sparse_exchange_result(1, &dest, &v, &bad, &zero, MPI_INT, &res, comm),
+           MPI_ERR_COUNT, want);
+    xchg_sparse_result_free(&res);
+    /* neighbour: a ring (weights 1, not MPI_UNWEIGHTED, which GCC misreads
+     * in Open MPI's mpi.h), sendbuf NULL with a block to send */
+    int src = (rank - 1 + P) % P, one = 1;
+    MPI_Comm ring;
+    MPI_Dist_graph_create_adjacent(comm, 1, &src, &one, 1, &dest, &one, MPI_INFO_NULL, 0,
+                                   &ring);
+    MPI_Comm_set_errhandler(ring, MPI_ERRORS_RETURN);
+    snprintf(want, sizeof want, "xchg: rank %d: sendbuf is NULL but sendcounts[0] is 1", rank);
+    expect("neighbour: rank and argument named",
+           xchg_neighbor_alltoallv(NULL, &one, &zero, MPI_INT, rb, &one, &zero, MPI_INT, ring),
+           MPI_ERR_BUFFER, want);
+    expect("neighbour persistent init: rank and argument named",
+           xchg_neighbor_alltoallv_init(NULL, &one, &zero, MPI_INT, rb, &one, &zero, MPI_INT,
+                                        ring, MPI_INFO_NULL, &req), MPI_ERR_BUFFER, want);
+    MPI_Comm_free(&ring);
+    /* an unknown neighbour algorithm in the environment is quoted back */
+    setenv("XCHG_NEIGHBOR_ALGO", "pairwyse", 1);
+    MPI_Dist_graph_create_adjacent(comm, 1, &src, &one, 1, &dest, &one, MPI_INFO_NULL, 0,
+                                   &ring);
+    MPI_Comm_set_errhandler(ring, MPI_ERRORS_RETURN);
+    int sv = rank, rv = -1;
+    expect("XCHG_NEIGHBOR_ALGO unknown",
+           xchg_neighbor_alltoallv(&sv, &one, &zero, MPI_INT, &rv, &one, &zero, MPI_INT, ring),
+           MPI_ERR_ARG, "unknown neighbour algorithm 'pairwyse'");
+    unsetenv("XCHG_NEIGHBOR_ALGO");
+    MPI_Comm_free(&ring);
 }
 
 int main(int argc, char **argv)
@@ -134,14 +228,19 @@ int main(int argc, char **argv)
            before == 11 * xchg_algo_count() ? MPI_SUCCESS : MPI_ERR_OTHER, MPI_SUCCESS, NULL);
 
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
-    expect("invalid algo id", xchg_alltoallv_algo((xchg_algo)999, sb, sc, sd, MPI_INT, rb, rc, rd, MPI_INT, comm), MPI_ERR_ARG, "algo");
+    expect("invalid algo id", xchg_alltoallv_algo((xchg_algo)999, sb, sc, sd, MPI_INT, rb, rc, rd, MPI_INT, comm), MPI_ERR_ARG, "algo 999 is not an algorithm");
     expect("xchg_algo_from_name(unknown)", xchg_algo_from_name("no_such_algo") == XCHG_ALGO_INVALID ? MPI_SUCCESS : MPI_ERR_OTHER, MPI_SUCCESS, NULL);
     expect("xchg_algo_from_name(NULL)", xchg_algo_from_name(NULL) == XCHG_ALGO_INVALID ? MPI_SUCCESS : MPI_ERR_OTHER, MPI_SUCCESS, NULL);
-    expect("xchg_algo_name(invalid)", xchg_algo_name((xchg_algo)999) == NULL ? MPI_SUCCESS : MPI_ERR_OTHER, MPI_SUCCESS, NULL);
+    names_of_invalid_ids();
     expect("XCHG_ALGO_INVALID forced", xchg_alltoallv_algo(XCHG_ALGO_INVALID, sb, sc, sd, MPI_INT, rb, rc, rd, MPI_INT, comm), MPI_ERR_ARG, "algo");
-    setenv("XCHG_ALLTOALLV_ALGO", "no_such_algo", 1);
+    expect("XCHG_ALGO_INVALID says where it comes from", xchg_alltoallv_algo(xchg_algo_from_name("pairwyse"), sb, sc, sd, MPI_INT, rb, rc, rd, MPI_INT, comm), MPI_ERR_ARG, "xchg_algo_from_name returns it for an unknown name");
+    xchg_request req = XCHG_REQUEST_NULL;
+    setenv("XCHG_ALLTOALLV_ALGO", "pairwyse", 1);
     MPI_Comm ecomm = comm_with_env();
-    expect("XCHG_ALLTOALLV_ALGO unknown", xchg_alltoallv(sb, sc, sd, MPI_INT, rb, rc, rd, MPI_INT, ecomm), MPI_ERR_ARG, "XCHG_ALLTOALLV_ALGO=no_such_algo");
+    expect("XCHG_ALLTOALLV_ALGO unknown", xchg_alltoallv(sb, sc, sd, MPI_INT, rb, rc, rd, MPI_INT, ecomm), MPI_ERR_ARG, "XCHG_ALLTOALLV_ALGO: unknown algorithm 'pairwyse' (xchg-bench --list names them)");
+    MPI_Comm_free(&ecomm);
+    ecomm = comm_with_env();
+    expect("XCHG_ALLTOALLV_ALGO unknown, persistent init", xchg_alltoallv_init(sb, sc, sd, MPI_INT, rb, rc, rd, MPI_INT, ecomm, MPI_INFO_NULL, &req), MPI_ERR_ARG, "'pairwyse'");
     MPI_Comm_free(&ecomm);
     setenv("XCHG_ALLTOALLV_ALGO", "pairwise", 1);
     ecomm = comm_with_env();
@@ -155,6 +254,7 @@ int main(int argc, char **argv)
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
     expect("comm NULL", xchg_alltoallv(sb, sc, sd, MPI_INT, rb, rc, rd, MPI_INT, MPI_COMM_NULL), MPI_ERR_COMM, "comm");
     expect("stats NULL", xchg_get_stats(comm, NULL), MPI_ERR_ARG, "stats");
+    rank_named(comm, sc, sd, rb, rc, rd, P);
 
     /* an intercommunicator: MPI_ERR_COMM (needs two groups) */
     if (P >= 2) {

@@ -64,7 +64,8 @@ int main(int argc, char **argv)
             CHECK_ALL(ok, "%s", label);
             snprintf(label, sizeof label, "scale %d sparse %d: same choice on all ranks (%s)",
                      scales[i], sparse, xchg_algo_name(a) ? xchg_algo_name(a) : "?");
-            CHECK_ALL(check_same_everywhere((int)a, MPI_COMM_WORLD) && xchg_algo_name(a) != NULL,
+            CHECK_ALL(check_same_everywhere((int)a, MPI_COMM_WORLD) &&
+                          strcmp(xchg_algo_name(a), "invalid") != 0,
                       "%s", label);
             snprintf(label, sizeof label, "scale %d sparse %d: auto never runs a baseline (%s)",
                      scales[i], sparse, xchg_algo_name(a) ? xchg_algo_name(a) : "?");

@@ -409,7 +409,7 @@ static int round_sizes(bruck_run *x)
             x->mpierr = MPI_Isend(smeta + mpos[v], (int)cnt[v] + 1, MPI_INT64_T, dst_of(x, v),
                                   x->tag, x->comm, &req[n++]);
         }
-        int werr = xchg_waitall(c, n, req);
+        int werr = xchg_call_waitall(c, n, req);
         if (x->mpierr == MPI_SUCCESS)
             x->mpierr = werr;
         for (int v = v0; v <= v1 && x->mpierr == MPI_SUCCESS; v++)
@@ -494,7 +494,7 @@ static int round_data(bruck_run *x)
         for (int v = v0; v <= v1 && drop && x->mpierr == MPI_SUCCESS; v++)
             if (rb[v])
                 xchg_bruck_drain_tag(rb[v], src_of(x, v), x->tag, x->comm);
-        int werr = xchg_waitall(c, n, req);
+        int werr = xchg_call_waitall(c, n, req);
         if (x->mpierr == MPI_SUCCESS)
             x->mpierr = werr;
     }

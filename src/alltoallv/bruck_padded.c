@@ -67,7 +67,7 @@ int xchg_alltoallv_bruck_padded(xchg_call *c)
         err = xchg_bruck_post(in, n * S, (me - w + P) % P, 0, c->comm, req, &nr);
         if (err == MPI_SUCCESS)
             err = xchg_bruck_post(out, n * S, (me + w) % P, 1, c->comm, req, &nr);
-        int werr = xchg_waitall(c, nr, req);
+        int werr = xchg_call_waitall(c, nr, req);
         if (err == MPI_SUCCESS)
             err = werr;
         n = 0;

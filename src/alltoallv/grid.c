@@ -149,7 +149,7 @@ static int grid_build(xchg_call *c, grid_state **out)
  * none is left pending), resets the count, and keeps the first error. */
 static int phase_wait(xchg_call *c, MPI_Request *req, int *nr, int err)
 {
-    int werr = xchg_waitall(c, *nr, req);
+    int werr = xchg_call_waitall(c, *nr, req);
     *nr = 0;
     return err == MPI_SUCCESS ? werr : err;
 }

@@ -350,7 +350,7 @@ static int leaders_sizes(hier_run *x)
                         &req[nr++]);
         sp += 2 + (size_t)L * LM;
     }
-    int werr = xchg_waitall(c, nr, req);
+    int werr = xchg_call_waitall(c, nr, req);
     if (err == MPI_SUCCESS)
         err = werr;
     return err;
@@ -576,7 +576,7 @@ static int leaders_exchange(hier_run *x)
                              MPI_STATUS_IGNORE);
             }
         }
-        int werr = xchg_waitall(c, nr, req);
+        int werr = xchg_call_waitall(c, nr, req);
         xchg_charge_copies(unpack_pieces, unpack_bytes);
         if (err == MPI_SUCCESS)
             err = werr;

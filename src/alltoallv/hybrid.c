@@ -29,7 +29,7 @@
  * its room) is drained and reported. So no receive or send is ever left
  * unmatched. Measured in the faithful simulation (P=64):
  * receiving only after the Bruck, hot 256 B took 65.7 us and hot 1 KiB
- * 236.0; pre-posting, 63.9 and 220.8 (sim/README.md "hybrid").
+ * 236.0; pre-posting, 63.9 and 220.8 (docs/algorithms.md "hybrid").
  *
  * Why two tags: a pre-posted receive whose sender sent nothing directly is
  * cancelled only once this rank's Bruck is over, and by then that sender
@@ -48,8 +48,8 @@
 
 #include <stdint.h>
 
-/* Default threshold (bytes). Fitted in the faithful simulation (hpc, 16
- * ranks per node, sim/README.md "hybrid"). */
+/* Default threshold (bytes). Fitted in the simulation (hpc preset, 16
+ * ranks per node; docs/algorithms.md "hybrid"). */
 #define HYBRID_DEFAULT_THRESHOLD 256
 
 size_t xchg_hybrid_threshold_for(const xchg_settings *s)
@@ -105,7 +105,7 @@ int xchg_alltoallv_hybrid(xchg_call *c)
         /* MPI itself failed: no announcements could be trusted */
         for (int j = 0; j < P; j++)
             cancel_recv(&rreq[j]);
-        xchg_waitall(c, ns, sreq);
+        xchg_call_waitall(c, ns, sreq);
         xchg_temp_free(c, mem, bytes);
         return mpierr;
     }
@@ -161,7 +161,7 @@ int xchg_alltoallv_hybrid(xchg_call *c)
      * already named it above); xchg_p2p_wait_posted keeps MPICH from
      * aborting there. */
     int bad, werr = xchg_p2p_wait_posted(c, P, rreq, &bad);
-    int serr = xchg_waitall(c, ns, sreq);
+    int serr = xchg_call_waitall(c, ns, sreq);
     if (mpierr == MPI_SUCCESS)
         mpierr = werr != MPI_SUCCESS ? werr : serr;
     xchg_temp_free(c, mem, bytes);

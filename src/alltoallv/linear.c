@@ -27,7 +27,7 @@
  * simulation, receiving each block blocking after the sends -> pre-posted:
  * random 256 B 27.1 -> 25.3 us, zipf 256 B 31.9 -> 25.9, random 1 KiB
  * 79.2 -> 70.5, zipf 1 KiB 82.9 -> 70.9; MPICH's model 25.6, 25.6, 72.6,
- * 80.0; sim/README.md "Study results"). A message larger than its receive is
+ * 80.0; docs/algorithms.md "linear"). A message larger than its receive is
  * truncated by MPI, nothing written past the block, and reported by
  * xchg_p2p_wait_posted as a code even under MPICH. Larger blocks are
  * probed once the sends are out (p2p_common.h), so a block too large for

@@ -300,7 +300,7 @@ static int ml_gather(ml_run *x)
     for (int i = 1; i < G && err == MPI_SUCCESS; i++)
         err = xchg_relay_post(&x->r, perm[g0 + i], s->hin1 + (size_t)i * (ML_HDR + P),
                               ML_HDR + P, &s->in1[i], 0, &s->rreq[nr++]);
-    int werr = xchg_waitall(c, nr, s->rreq);
+    int werr = xchg_call_waitall(c, nr, s->rreq);
     if (err == MPI_SUCCESS)
         err = werr;
     for (int i = 1; i < G && err == MPI_SUCCESS; i++)
@@ -368,7 +368,7 @@ static int ml_leaders(ml_run *x)
                                   ML_HDR + G * (s->gstart[H + 1] - s->gstart[H]), &s->in2[H], 0,
                                   &s->rreq[nr++]);
     }
-    int werr = xchg_waitall(c, nr, s->rreq);
+    int werr = xchg_call_waitall(c, nr, s->rreq);
     if (err == MPI_SUCCESS)
         err = werr;
     for (int H = 0; H < s->ngroups && err == MPI_SUCCESS; H++) {
@@ -419,7 +419,7 @@ static int ml_scatter(ml_run *x)
         MPI_Request req;
         memset(&s->in3, 0, sizeof s->in3);
         err = xchg_relay_post(&x->r, perm[g0], s->hin3, ML_HDR + P, &s->in3, 1, &req);
-        int werr = xchg_waitall(c, 1, &req);
+        int werr = xchg_call_waitall(c, 1, &req);
         if (err == MPI_SUCCESS)
             err = werr;
         if (err == MPI_SUCCESS)
@@ -515,7 +515,7 @@ int xchg_alltoallv_multileader(xchg_call *c)
         err = ml_leaders(&x);
     if (err == MPI_SUCCESS)
         err = ml_scatter(&x);
-    int werr = xchg_waitall(c, x.r.nsreq, s->sreq); /* before the buffers go */
+    int werr = xchg_call_waitall(c, x.r.nsreq, s->sreq); /* before the buffers go */
     if (err == MPI_SUCCESS)
         err = werr;
     if (err == MPI_SUCCESS && (err = xchg_relay_verdict(&x.r)) == MPI_SUCCESS) {

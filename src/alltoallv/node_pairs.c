@@ -66,8 +66,8 @@
  * kept in cs->ext[XCHG_EXT_NODE_PAIRS]. The messages' format, probes, flags
  * and verdict are relay_common.h's (shared with multileader). Intra-node
  * steps use messages, not MPI-3 shared-memory windows (simpler, and the
- * same code runs nonblocking; sim/intranode.c measured what a window
- * would save: sim/README.md, "Intra-node steps").
+ * same code runs nonblocking; sim/intranode.c measures what a window
+ * would save).
  */
 #include "node_layout.h"
 #include "relay_common.h"
@@ -393,7 +393,7 @@ static int step_gather(np_run *x)
                               s->hin1 + (size_t)j * (size_t)(NP_HDR + s->nt[la]),
                               NP_HDR + s->nt[la], &s->in1[j], 0,
                               &s->rreq[nr++]);
-    int werr = xchg_waitall(c, nr, s->rreq);
+    int werr = xchg_call_waitall(c, nr, s->rreq);
     if (err == MPI_SUCCESS)
         err = werr;
     if (err != MPI_SUCCESS)
@@ -458,7 +458,7 @@ static int step_pairs(np_run *x)
         err = xchg_relay_post(&x->r, s->partner[i], s->hin2 + (size_t)i * NP_HDR + (size_t)s->o2[i],
                           NP_HDR + L * xchg_node_size(n, s->serve[i]), &s->in2[i], 0,
                           &s->rreq[nr++]);
-    int werr = xchg_waitall(c, nr, s->rreq);
+    int werr = xchg_call_waitall(c, nr, s->rreq);
     if (err == MPI_SUCCESS)
         err = werr;
     if (err != MPI_SUCCESS)
@@ -527,7 +527,7 @@ static int step_scatter(np_run *x)
             hslot += NP_HDR + s->nt[j] - 1;
         }
     }
-    int werr = xchg_waitall(c, nr, s->rreq);
+    int werr = xchg_call_waitall(c, nr, s->rreq);
     if (err == MPI_SUCCESS)
         err = werr;
     if (err != MPI_SUCCESS)
@@ -620,7 +620,7 @@ int xchg_alltoallv_node_pairs(xchg_call *c)
     if (err == MPI_SUCCESS)
         err = step_scatter(&x);
     /* our sends: complete before their buffers go */
-    int werr = xchg_waitall(c, x.r.nsreq, s->sreq);
+    int werr = xchg_call_waitall(c, x.r.nsreq, s->sreq);
     if (err == MPI_SUCCESS)
         err = werr;
     if (err == MPI_SUCCESS && (err = xchg_relay_verdict(&x.r)) == MPI_SUCCESS) {

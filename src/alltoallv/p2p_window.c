@@ -153,7 +153,7 @@ int xchg_p2p_windowed(xchg_call *c, int K, int tag, const char *who)
         record(xchg_p2p_recv_probed(c, pd.src[k], tag, NULL, who),
                &err, &mpierr);
     }
-    int werr = xchg_waitall(c, K, req);
+    int werr = xchg_call_waitall(c, K, req);
     if (mpierr == MPI_SUCCESS)
         mpierr = werr;
     if (err == MPI_SUCCESS)

@@ -3,7 +3,7 @@
  *
  * One entry per algorithm file: its stable id (xchg.h), its name (the API,
  * the XCHG_ALLTOALLV_ALGO variable and xchg-bench use it), one line on when
- * it wins (the README's algorithm list says the same), the function, its
+ * it wins (docs/algorithms.md says the same at length), the function, its
  * persistent hooks (NULL: xchg_alltoallv_init replays the blocking call at
  * each start), its cost model (select/model.c; NULL: never chosen
  * automatically), and named flags (algo.h says what each means). Nothing

@@ -1,7 +1,9 @@
 /*
  * algos.c - the public names and lists of the algorithms (xchg_algo_name,
  * xchg_algo_from_name, ... and their sparse counterparts), read from the
- * two registries.
+ * two registries. A name is never NULL: an id that is no algorithm of this
+ * build is named "invalid", which no registry holds, so printing a name
+ * needs no check and that name reads back as the invalid id.
  */
 #include "api.h"
 #include "sparse/sparse_internal.h"
@@ -21,7 +23,7 @@ const char *xchg_algo_name(xchg_algo algo)
     if (algo == XCHG_ALGO_AUTO)
         return "auto";
     const xchg_algo_info *a = xchg_registry_find(algo);
-    return a ? a->name : NULL;
+    return a ? a->name : "invalid";
 }
 
 int xchg_algo_count(void) { return xchg_registry_count(); }
@@ -51,7 +53,7 @@ const char *xchg_sparse_algo_name(xchg_sparse_algo algo)
     if (algo == XCHG_SPARSE_AUTO)
         return "auto";
     const xchg_sparse_info *a = xchg_sparse_registry_find(algo);
-    return a ? a->name : NULL;
+    return a ? a->name : "invalid";
 }
 
 int xchg_sparse_algo_count(void) { return xchg_sparse_registry_count(); }

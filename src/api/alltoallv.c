@@ -42,14 +42,17 @@ int xchg_resolve_algo(const xchg_settings *s, xchg_algo algo, int from_env, xchg
     if (from_env) {
         algo = s->alltoallv_algo; /* agreed: the same on every rank */
         if (algo == XCHG_ALGO_INVALID)
-            return xchg_error_code(MPI_ERR_ARG,
-                                   "XCHG_ALLTOALLV_ALGO=%s names no algorithm of this build "
-                                   "(see xchg_algo_count/xchg_algo_at, or xchg-bench --list)",
-                                   s->alltoallv_algo_text);
+            return xchg_error_code(MPI_ERR_ARG, "XCHG_ALLTOALLV_ALGO: unknown algorithm '%s' "
+                                   "(xchg-bench --list names them)", s->alltoallv_algo_text);
     }
-    if (algo != XCHG_ALGO_AUTO && !xchg_registry_find(algo))
-        return xchg_error_code(MPI_ERR_ARG, "algo %d is not an algorithm of this build",
+    /* The id alone is all a forced call has: say where -1 comes from. */
+    if (algo == XCHG_ALGO_INVALID)
+        return xchg_error_code(MPI_ERR_ARG, "algo %d is not an algorithm (XCHG_ALGO_INVALID: "
+                               "xchg_algo_from_name returns it for an unknown name)",
                                (int)algo);
+    if (algo != XCHG_ALGO_AUTO && !xchg_registry_find(algo))
+        return xchg_error_code(MPI_ERR_ARG, "algo %d is not an algorithm of this build "
+                               "(xchg_algo_count and xchg_algo_at list them)", (int)algo);
     *out = algo;
     return MPI_SUCCESS;
 }

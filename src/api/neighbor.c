@@ -86,19 +86,37 @@ typedef struct nbr_args {
     xchg_comm_state *cs;
 } nbr_args;
 
+/* "direct, locality, ... or auto": this build's names, for a message. */
+static const char *algo_names(char *buf, size_t len)
+{
+    size_t n = 0;
+    buf[0] = 0;
+    for (int i = 0; i < xchg_neighbor_registry_count() && n < len; i++)
+        n += (size_t)snprintf(buf + n, len - n, "%s, ", xchg_neighbor_registry_at(i)->name);
+    if (n < len)
+        snprintf(buf + n, len - n, "or auto");
+    return buf;
+}
+
 int xchg_nbr_resolve_algo(const xchg_settings *s, xchg_neighbor_algo algo, int from_env,
                         xchg_neighbor_algo *out)
 {
     if (from_env) {
+        char names[256];
         algo = s->neighbor_algo; /* agreed: the same on every rank */
         if (algo == XCHG_NEIGHBOR_INVALID)
-            return xchg_error_code(MPI_ERR_ARG, "XCHG_NEIGHBOR_ALGO=%s names no neighbour "
-                                   "algorithm of this build (see xchg_neighbor_algo_count/"
-                                   "xchg_neighbor_algo_at)", s->neighbor_algo_text);
+            return xchg_error_code(MPI_ERR_ARG, "XCHG_NEIGHBOR_ALGO: unknown neighbour "
+                                   "algorithm '%s' (%s)", s->neighbor_algo_text,
+                                   algo_names(names, sizeof names));
     }
+    if (algo == XCHG_NEIGHBOR_INVALID)
+        return xchg_error_code(MPI_ERR_ARG, "algo %d is not a neighbour algorithm "
+                               "(XCHG_NEIGHBOR_INVALID: xchg_neighbor_algo_from_name returns "
+                               "it for an unknown name)", (int)algo);
     if (algo != XCHG_NEIGHBOR_AUTO && !xchg_neighbor_registry_find(algo))
         return xchg_error_code(MPI_ERR_ARG, "algo %d is not a neighbour algorithm of this "
-                               "build", (int)algo);
+                               "build (xchg_neighbor_algo_count and xchg_neighbor_algo_at list "
+                               "them)", (int)algo);
     *out = algo;
     return MPI_SUCCESS;
 }
@@ -655,7 +673,7 @@ const char *xchg_neighbor_algo_name(xchg_neighbor_algo algo)
     if (algo == XCHG_NEIGHBOR_AUTO)
         return "auto";
     const xchg_neighbor_info *a = xchg_neighbor_registry_find(algo);
-    return a ? a->name : NULL;
+    return a ? a->name : "invalid"; /* never NULL, as xchg_algo_name (algos.c) */
 }
 
 int xchg_neighbor_algo_count(void) { return xchg_neighbor_registry_count(); }

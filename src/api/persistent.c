@@ -1,6 +1,7 @@
 /*
  * persistent.c - persistent alltoallv requests (xchg_alltoallv_init, start,
- * wait, test, free).
+ * wait, test, free), and the request calls every kind of xchg request
+ * shares (start, wait, test, waitall, free).
  *
  * Init checks the arguments exactly as xchg_alltoallv does, copies the
  * count/displacement arrays and duplicates derived datatypes (so the caller
@@ -288,8 +289,7 @@ static int blocking_start(xchg_comm_state *cs, xchg_algo algo)
         return 1;
     if (info && info->prepare && !info->ready(cs))
         return 1;
-    if (algo == XCHG_ALGO_AUTO && !(cs->auto_prepared & 2) &&
-        cs->size >= cs->settings.auto_min_p) {
+    if (algo == XCHG_ALGO_AUTO && !(cs->auto_prepared & 2) && xchg_select_prepares(cs)) {
         xchg_nb_drain(cs);
         xchg_select_prepare(cs, 1); /* collective; a failure only narrows the choice */
     }
@@ -368,13 +368,21 @@ int xchg_start(xchg_request r)
     return MPI_SUCCESS;
 }
 
+/* Whether a wait or test has nothing to do, as MPI_Wait and MPI_Test on
+ * MPI_REQUEST_NULL or an inactive persistent request: a NULL request, a
+ * persistent one never started or already completed, a nonblocking one
+ * already completed (MPI would have set its handle to MPI_REQUEST_NULL;
+ * xchg's stays, inactive, until xchg_request_free). One check for every
+ * kind of request, before any dispatch on the kind. */
+static int inactive(const struct xchg_request_s *r)
+{
+    return !r || !r->active;
+}
+
 int xchg_wait(xchg_request r)
 {
-    if (!r)
-        return null_request("xchg_wait");
-    if (!r->active)
-        return xchg_raise(error_comm(r), xchg_error_code(MPI_ERR_REQUEST, "xchg_wait: the request "
-                          "is not active (call xchg_start first)"));
+    if (inactive(r))
+        return xchg_raise(MPI_COMM_NULL, MPI_SUCCESS);
     int rc = r->ops            ? r->ops->wait(r->ops_ctx)
              : r->passed_to_mpi ? MPI_Wait(&r->mpi_req, MPI_STATUS_IGNORE)
              : r->nb            ? xchg_nb_wait(r->nb)
@@ -386,14 +394,12 @@ int xchg_wait(xchg_request r)
 
 int xchg_test(xchg_request r, int *flag)
 {
-    if (!r)
-        return null_request("xchg_test");
     if (!flag)
-        return xchg_raise(error_comm(r), xchg_error_code(MPI_ERR_ARG, "xchg_test: flag is NULL"));
-    *flag = 0;
-    if (!r->active)
-        return xchg_raise(error_comm(r), xchg_error_code(MPI_ERR_REQUEST, "xchg_test: the request "
-                          "is not active (call xchg_start first)"));
+        return xchg_raise(r ? error_comm(r) : MPI_COMM_NULL,
+                          xchg_error_code(MPI_ERR_ARG, "xchg_test: flag is NULL"));
+    *flag = inactive(r);
+    if (*flag)
+        return xchg_raise(MPI_COMM_NULL, MPI_SUCCESS);
     int rc = MPI_SUCCESS, done = 1;
     if (r->ops) {
         rc = r->ops->test(r->ops_ctx, &done);
@@ -414,6 +420,54 @@ int xchg_test(xchg_request r, int *flag)
     }
     xchg_charge_flush(); /* copies since its last MPI call */
     return MPI_SUCCESS;
+}
+
+/* The first failure in array order wins: the caller learns the lowest
+ * index that failed, whichever completed first. */
+static void note_result(int i, int rc, int *first, int *first_rc)
+{
+    if (rc != MPI_SUCCESS && (*first < 0 || i < *first)) {
+        *first = i;
+        *first_rc = rc;
+    }
+}
+
+static int active_count(int count, const xchg_request reqs[])
+{
+    int n = 0;
+    for (int i = 0; i < count; i++)
+        n += !inactive(reqs[i]);
+    return n;
+}
+
+int xchg_waitall(int count, xchg_request reqs[])
+{
+    if (count < 0)
+        return xchg_raise(MPI_COMM_NULL, xchg_error_code(MPI_ERR_COUNT, "xchg_waitall: count "
+                          "is negative (%d)", count));
+    if (count > 0 && !reqs)
+        return xchg_raise(MPI_COMM_NULL, xchg_error_code(MPI_ERR_ARG, "xchg_waitall: reqs is "
+                          "NULL but count is %d", count));
+    int first = -1, first_rc = MPI_SUCCESS;
+    /* Test them all in turn until one is left, so each advances whatever
+     * order the partners complete theirs in (as MPI_Waitall progresses all
+     * of its requests); then wait for the last. Active ones are counted
+     * anew each round: a request listed twice completes once. Each error
+     * has gone through its request's error handler already. */
+    while (active_count(count, reqs) > 1) {
+        for (int i = 0; i < count; i++) {
+            int flag = 0, rc;
+            if (inactive(reqs[i]))
+                continue;
+            rc = xchg_test(reqs[i], &flag);
+            if (flag)
+                note_result(i, rc, &first, &first_rc);
+        }
+    }
+    for (int i = 0; i < count; i++)
+        if (!inactive(reqs[i]))
+            note_result(i, xchg_wait(reqs[i]), &first, &first_rc);
+    return first_rc;
 }
 
 int xchg_request_free(xchg_request *req)

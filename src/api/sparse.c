@@ -17,47 +17,26 @@
  * result is the same on every rank, so the choice is too, with no
  * collective before the exchange; a pattern that changes is followed one
  * call later, and a stale figure costs speed, never correctness. The first
- * matching rule wins. Measured in simulation (SimGrid SMPI, faithful
- * platform: hpc preset, 16 ranks per node, one core per rank, eager below
- * 16 KiB; `sim/run -np P [--selector ompi] build/smpi/tools/xchg-bench dsde
- * --density D --iters 5 --warmup 1`, 16 doubles per message, median of the
- * slowest rank, rsx / pex with k messages per rank, selector mpich|ompi):
- *   P = 16:  k = 1..6  1.08 to 1.18 (pex)
- *   P = 32:  k = 1: 0.93|0.96, k = 2: 0.97|0.94, k = 3: 1.04|1.05, 6: 1.08
- *   P = 64:  k = 1: 0.95|0.90, k = 2: 0.94|0.96, k = 3: 0.99|0.95, 4: 1.02
- *            (128 and 1024 doubles, k = 1 and 2: 0.93 to 1.00)
- *   P = 96:  k = 1..3  0.99 to 1.00
- *   P = 128: k = 1..3  1.00 to 1.01, k = 6: 1.07
- *   P = 256: k = 1..3  1.12, k = 6: 1.26
- *   P = 448 (8 x 56), density 0.1: pex 74.7, nbx 81.1, rsx 111.4
- * The node-aggregated pex_loc against pex, scale setup (SimGrid 4.1, flat
- * cluster without backbone, 16 ranks per node: `sim/run -np P --rpn 16
- * --simgrid build/simgrid-4.1 --backbone none build/smpi-4.1/tools/xchg-bench
- * dsde --density D --iters 5 --warmup 1` (1024 ranks: --iters 3), 16
- * doubles, median of the slowest rank, µs; docs/sparse.md has the table):
- *   P = 256:  1% (3 messages per rank) 11.11 / 14.33 = 0.78 (again: 0.78),
- *             10% (26) 26.38 / 27.43 = 0.96, again 26.83 / 24.40 = 1.10
- *             and 26.23 / 23.80 = 1.10 (a tie at best)
- *   P = 1024: 1% (11) 20.15 / 42.41 = 0.48 (auto with this rule: 18.63,
- *             pex_loc 19.04)
- *   P = 1024, each algorithm alone (sim/dsde-study, 3 calls after 1):
- *             16 per node: 1% (11) 18.16 / 50.50 = 0.36, 10% (103)
- *             54.28 / 130.88 = 0.41; 64 per node (hpc200): 1% 34.73 /
- *             49.12 = 0.71 (nbx 35.30)
- * So pex_loc where it won: from 256 ranks at up to 3 messages per rank,
- * from 1024 at any census (its census is pex's, so the rule sees the last
- * call's; the census clips each rank at XCHG_SPARSE_DEGREE_CLIP = 63, so
- * 10%'s 103 and more read as 63: measured up to 103, 128-byte messages;
- * the rule does not see message sizes). It needs nodes of many ranks (on
- * nodes of one rank its step 2 is P-1 messages per rank), so its rule asks
- * the node layout: measured at 16 and 64 ranks per node, so from 16. nbx,
- * nbx_loc and rma never won a measured cell (nbx 1.2 to 2.3x pex from 32
- * to 448 ranks, 0.72-0.87x at 1024 ranks and 1%, where pex_loc is 0.36-
- * 0.71x; nbx_loc 1.02 to 1.6x pex, 0.78x at 1024 and 10%). On
- * real MPI at 4 to 8 ranks pex was already the rule. Between 128 and 256
- * ranks nothing was measured (pex stays), nor above 1024: the last rule
- * keeps the largest measured winner. A new measurement changes only this
- * table. */
+ * matching rule wins. Each rule is the winner measured in simulation
+ * there (16 doubles per message, 16 ranks per node; the tables are in
+ * docs/sparse.md, "Measured in simulation"):
+ *   - rsx from 32 to 127 ranks at 1-2 messages per rank: 0.90-0.97x pex's
+ *     time (from 3 messages, and at 16 and 256 ranks, pex wins);
+ *   - pex_loc from 256 ranks at up to 3 messages per rank (0.78x pex at
+ *     256 ranks and 3; a tie at 26), and from 1024 ranks at any census
+ *     (0.36-0.71x pex at 11 and 103 messages, 16 and 64 ranks per node).
+ *     The census clips each rank at XCHG_SPARSE_DEGREE_CLIP = 63, so 103
+ *     and more read as 63; the rule does not see message sizes (measured
+ *     with 128-byte messages). pex_loc needs nodes of many ranks (on nodes
+ *     of one rank its step 2 is P-1 messages per rank), so its rule asks
+ *     the node layout: measured at 16 and 64 ranks per node, so from 16;
+ *   - pex everywhere else (measured from 1 to 448 ranks).
+ * nbx, nbx_loc and rma never won a measured case (nbx 1.2 to 2.3x pex from
+ * 32 to 448 ranks, 0.72-0.87x at 1024 ranks and 1%, where pex_loc is
+ * 0.36-0.71x; nbx_loc 1.02 to 1.6x pex). On real MPI at 4 to 8 ranks pex
+ * is the rule too. Between 128 and 256 ranks nothing was measured (pex
+ * stays), nor above 1024: the last rule keeps the largest measured
+ * winner. A new measurement changes only this table. */
 static const struct sparse_rule {
     int pmin, pmax;     /* communicator sizes it applies to */
     int max_mean;       /* -1: always; else only when the last census saw at
@@ -294,12 +273,16 @@ static int run(xchg_sparse_algo algo, int from_env, int ndest, const int dests[]
         algo = cs->settings.sparse_algo; /* agreed: the same on every rank */
         if (algo == XCHG_SPARSE_INVALID) /* so this fails on every rank alike */
             return xchg_raise(comm, xchg_error_code(MPI_ERR_ARG,
-                              "XCHG_SPARSE_ALGO=%s names no sparse algorithm "
+                              "XCHG_SPARSE_ALGO: unknown sparse algorithm '%s' "
                               "(pex, rsx, nbx, rma, pex_loc, nbx_loc or auto)",
                               cs->settings.sparse_algo_text));
     }
     const int known = algo == XCHG_SPARSE_AUTO || xchg_sparse_registry_find(algo) != NULL;
-    if (rc == MPI_SUCCESS && !known)
+    if (rc == MPI_SUCCESS && algo == XCHG_SPARSE_INVALID)
+        rc = xchg_error_code(MPI_ERR_ARG, "algo %d is not a sparse algorithm "
+                             "(XCHG_SPARSE_INVALID: xchg_sparse_algo_from_name returns it for "
+                             "an unknown name)", (int)algo);
+    else if (rc == MPI_SUCCESS && !known)
         rc = xchg_error_code(MPI_ERR_ARG, "algo %d is not a sparse algorithm of this build",
                              (int)algo);
     /* An argument error fails every rank alike where a collective carries

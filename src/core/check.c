@@ -1,7 +1,8 @@
 /*
  * check.c - the argument checks of the entry points, before any
- * communication: each error names the argument (xchg_error_code). Also the
- * byte span a block layout covers, which the checks and MPI_IN_PLACE use.
+ * communication: each error names the argument (xchg_error_code adds the
+ * rank). Also the byte span a block layout covers, which the checks and
+ * MPI_IN_PLACE use.
  */
 #include "core.h"
 

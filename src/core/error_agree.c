@@ -17,7 +17,7 @@
 #include "core.h"
 
 #include <stdlib.h>
-
+#include <string.h>
 
 int64_t xchg_agree_flag(int rank, int size, int local_err)
 {
@@ -28,6 +28,14 @@ int64_t xchg_agree_flag(int rank, int size, int local_err)
     if (cls <= MPI_SUCCESS || cls >= (1 << XCHG_AGREE_CLASS_BITS))
         cls = MPI_ERR_OTHER;
     return ((int64_t)(size - rank) << XCHG_AGREE_CLASS_BITS) | cls;
+}
+
+/* A message without its "xchg: rank N: " (quoted inside another message). */
+static const char *without_prefix(const char *msg)
+{
+    const char *rest = strncmp(msg, "xchg: ", 6) == 0 ? msg + 6 : msg;
+    const char *colon = strncmp(rest, "rank ", 5) == 0 ? strstr(rest, ": ") : NULL;
+    return colon ? colon + 2 : rest;
 }
 
 int xchg_agree_result(int rank, int size, int local_err, int64_t all, const char *who)
@@ -47,9 +55,10 @@ int xchg_agree_result(int rank, int size, int local_err, int64_t all, const char
     if (local_err != MPI_SUCCESS) {
         char own[MPI_MAX_ERROR_STRING];
         xchg_error_string(local_err, own, &len);
-        return xchg_error_code(cls, "%s: rank %d reported an argument error (%s), so no rank "
-                               "exchanged; this rank's own error: %s", who, from, cname, own);
+        return xchg_error_code(cls, "%s: rank %d of comm reported an argument error (%s), so "
+                               "no rank exchanged; this rank's own error: %s", who, from, cname,
+                               without_prefix(own));
     }
-    return xchg_error_code(cls, "%s: rank %d reported an argument error (%s), so no rank "
-                           "exchanged (its own error names the argument)", who, from, cname);
+    return xchg_error_code(cls, "%s: rank %d of comm reported an argument error (%s), so no "
+                           "rank exchanged (its own error names the argument)", who, from, cname);
 }

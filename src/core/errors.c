@@ -1,5 +1,5 @@
 /*
- * errors.c - error codes with messages that name the argument.
+ * errors.c - error codes with messages that name the rank and the argument.
  *
  * MPI lets a library add error codes to an existing class and attach a
  * string to each. MPI_Error_class() then gives the standard class and
@@ -58,10 +58,22 @@ static void remember_here(int code, const char *msg)
     snprintf(e->msg, sizeof e->msg, "%s", msg);
 }
 
+/* Every message starts "xchg: rank N: ", N the process's rank in
+ * MPI_COMM_WORLD, as MPI's launchers number processes: an error printed by
+ * one of many ranks says which one it was. Ranks inside a message
+ * (sendcounts[R], "rank R reported") are ranks of the call's communicator. */
+static int message_prefix(char *msg, size_t len)
+{
+    int world_rank = -1;
+    if (MPI_Comm_rank(MPI_COMM_WORLD, &world_rank) != MPI_SUCCESS || world_rank < 0)
+        return snprintf(msg, len, "xchg: ");
+    return snprintf(msg, len, "xchg: rank %d: ", world_rank);
+}
+
 int xchg_error_code(int errclass, const char *fmt, ...)
 {
     char msg[MPI_MAX_ERROR_STRING];
-    int n = snprintf(msg, sizeof msg, "xchg: ");
+    int n = message_prefix(msg, sizeof msg);
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg + n, sizeof msg - (size_t)n, fmt, ap);

@@ -39,66 +39,166 @@ typedef enum {
 #define VALUE_UNSET INT64_MIN
 #define VALUE_UNKNOWN_NAME (INT64_MIN + 1)
 
-/* The table: every setting of the library, its type, range and default. */
+/* The table: every setting of the library, its type, range and default.
+ * The range's text is made from these fields (setting_range), so messages
+ * and docs/settings.md (compared by tests/docs_settings.py) say what is
+ * accepted. */
 static const struct setting_def {
     const char *name;
     setting_kind kind;
     int64_t min, max, dflt; /* KIND_INT, KIND_BYTES */
-    const char *range;      /* for messages and the README */
-    int zero_ok;            /* 0 is valid too (below min): "the default" */
-    const char *dflt_text;  /* the default, for messages and the README */
+    const char *zero_means; /* 0 is valid too (below min): what it means; NULL: not valid */
+    const char *note;       /* appended to the range, NULL: none */
+    const char *dflt_text;  /* the default, NULL: dflt */
 } defs[XCHG_SETTING_COUNT] = {
-    [XCHG_SET_ALLTOALLV_ALGO] = {"XCHG_ALLTOALLV_ALGO", KIND_ALGO, 0, 0, 0,
-                                 "an algorithm name or auto", 0, "auto"},
-    [XCHG_SET_SPARSE_ALGO] = {"XCHG_SPARSE_ALGO", KIND_SPARSE_ALGO, 0, 0, 0,
-                              "pex, rsx, nbx, rma or auto", 0, "auto"},
-    [XCHG_SET_THROTTLE] = {"XCHG_THROTTLE", KIND_INT, 2, 1 << 20, 32,
-                           "an integer in [2, 1048576]", 0, "32"},
-    [XCHG_SET_BRUCK_RADIX] = {"XCHG_BRUCK_RADIX", KIND_INT, 2, 1 << 30, 0,
-                              "0 (ceil(sqrt P)) or an integer in [2, 2^30], clamped to P", 1,
-                              "ceil(sqrt P)"},
+    [XCHG_SET_ALLTOALLV_ALGO] = {"XCHG_ALLTOALLV_ALGO", KIND_ALGO, 0, 0, 0, NULL, NULL, "auto"},
+    [XCHG_SET_SPARSE_ALGO] = {"XCHG_SPARSE_ALGO", KIND_SPARSE_ALGO, 0, 0, 0, NULL, NULL, "auto"},
+    [XCHG_SET_THROTTLE] = {"XCHG_THROTTLE", KIND_INT, 2, 1 << 20, 32, NULL, NULL, NULL},
+    [XCHG_SET_BRUCK_RADIX] = {"XCHG_BRUCK_RADIX", KIND_INT, 2, 1 << 30, 0, "ceil(sqrt P)",
+                              "clamped to P", "ceil(sqrt P)"},
     [XCHG_SET_BRUCK_RADIX_INTRA] = {"XCHG_BRUCK_RADIX_INTRA", KIND_INT, 2, 1 << 30, 0,
-                                    "0 (ceil(sqrt L)) or an integer in [2, 2^30], clamped "
-                                    "to the node size L", 1, "ceil(sqrt L)"},
+                                    "ceil(sqrt L)", "clamped to the node size L", "ceil(sqrt L)"},
     [XCHG_SET_BRUCK_RADIX_INTER] = {"XCHG_BRUCK_RADIX_INTER", KIND_INT, 2, 1 << 30, 0,
-                                    "0 (ceil(sqrt N)) or an integer in [2, 2^30], clamped "
-                                    "to the number of nodes N", 1, "ceil(sqrt N)"},
-    [XCHG_SET_HYBRID_THRESHOLD] = {"XCHG_HYBRID_THRESHOLD", KIND_BYTES, 0, INT64_MAX, 0,
-                                   "bytes in [0, 2^63), suffix K, M or G allowed", 0,
-                                   "256"},
-    [XCHG_SET_AUTO_MIN_P] = {"XCHG_AUTO_MIN_P", KIND_INT, 1, 1 << 30, 64,
-                             "an integer in [1, 2^30]", 0, "64"},
-    [XCHG_SET_AUTO_REFRESH] = {"XCHG_AUTO_REFRESH", KIND_INT, 1, 1 << 20, 64,
-                               "an integer in [1, 1048576]", 0, "64"},
-    [XCHG_SET_MAX_TEMP_BYTES] = {"XCHG_MAX_TEMP_BYTES", KIND_BYTES, 0, INT64_MAX, 0,
-                                 "bytes in [0, 2^63), suffix K, M or G (KiB, MiB, GiB) "
-                                 "allowed", 0,
+                                    "ceil(sqrt N)", "clamped to the number of nodes N",
+                                    "ceil(sqrt N)"},
+    /* unset: hybrid's own default (HYBRID_DEFAULT_THRESHOLD in hybrid.c) */
+    [XCHG_SET_HYBRID_THRESHOLD] = {"XCHG_HYBRID_THRESHOLD", KIND_BYTES, 0, INT64_MAX, 0, NULL,
+                                   NULL, "256"},
+    [XCHG_SET_AUTO_MIN_P] = {"XCHG_AUTO_MIN_P", KIND_INT, 1, 1 << 30, 64, NULL, NULL, NULL},
+    [XCHG_SET_AUTO_REFRESH] = {"XCHG_AUTO_REFRESH", KIND_INT, 1, 1 << 20, 64, NULL, NULL, NULL},
+    [XCHG_SET_MAX_TEMP_BYTES] = {"XCHG_MAX_TEMP_BYTES", KIND_BYTES, 0, INT64_MAX, 0, NULL, NULL,
                                  "a quarter of the smallest physical memory of all ranks"},
-    [XCHG_SET_RANKS_PER_NODE] = {"XCHG_RANKS_PER_NODE", KIND_INT, 1, INT_MAX, 0,
-                                 "an integer in [1, 2^31)", 0, "shared-memory nodes"},
-    [XCHG_SET_NBX_BARRIER] = {"XCHG_NBX_BARRIER", KIND_BARRIER, 0, 1, 0,
-                              "ibarrier or dissemination", 0, "ibarrier"},
-    [XCHG_SET_CHECK] = {"XCHG_CHECK", KIND_INT, 0, 1, 0, "0 or 1", 0, "0"},
-    /* MPICH's own variable, read as MPICH reads it, by the mpich_model
-     * baseline only (so that the model throttles as the library would) */
-    [XCHG_SET_VERBOSE] = {"XCHG_VERBOSE", KIND_INT, 0, 3, 0, "0, 1, 2 or 3", 0, "0"},
+    [XCHG_SET_RANKS_PER_NODE] = {"XCHG_RANKS_PER_NODE", KIND_INT, 1, INT_MAX, 0, NULL, NULL,
+                                 "the shared-memory nodes"},
+    [XCHG_SET_NBX_BARRIER] = {"XCHG_NBX_BARRIER", KIND_BARRIER, 0, 1, 0, NULL, NULL,
+                              "ibarrier"},
+    [XCHG_SET_CHECK] = {"XCHG_CHECK", KIND_INT, 0, 1, 0, NULL, NULL, NULL},
+    [XCHG_SET_VERBOSE] = {"XCHG_VERBOSE", KIND_INT, 0, 3, 0, NULL, NULL, NULL},
     /* a path: rank 0's is used (only rank 0 writes); set or not is agreed */
-    [XCHG_SET_RECORD] = {"XCHG_RECORD", KIND_PATH, 0, 0, 0, "a path", 0, "unset"},
-    [XCHG_SET_RECORD_MAX] = {"XCHG_RECORD_MAX", KIND_INT, 1, 1 << 20, 16,
-                             "an integer in [1, 1048576]", 0, "16"},
-    [XCHG_SET_LEADERS] = {"XCHG_LEADERS", KIND_INT, 1, INT_MAX, 0,
-                          "0 (from the node sizes) or an integer in [1, 2^31)", 1,
+    [XCHG_SET_RECORD] = {"XCHG_RECORD", KIND_PATH, 0, 0, 0, NULL, NULL, "unset"},
+    [XCHG_SET_RECORD_MAX] = {"XCHG_RECORD_MAX", KIND_INT, 1, 1 << 20, 16, NULL, NULL, NULL},
+    [XCHG_SET_LEADERS] = {"XCHG_LEADERS", KIND_INT, 1, INT_MAX, 0, "from the node sizes", NULL,
                           "round(sqrt(ranks per node / nodes)), at least 1"},
-    [XCHG_SET_NEIGHBOR_ALGO] = {"XCHG_NEIGHBOR_ALGO", KIND_NEIGHBOR_ALGO, 0, 0, 0,
-                                "direct, locality or auto", 0, "auto"},
+    [XCHG_SET_NEIGHBOR_ALGO] = {"XCHG_NEIGHBOR_ALGO", KIND_NEIGHBOR_ALGO, 0, 0, 0, NULL, NULL,
+                                "auto"},
     /* Requests that linear and the sparse exchanges keep posted at once
      * (TuNA's warning: at 4096+ ranks a NIC's match list overflows and the
      * job aborts). 2048 leaves everything as it was up to 1025 ranks. */
-    [XCHG_SET_MAX_INFLIGHT] = {"XCHG_MAX_INFLIGHT", KIND_INT, 2, 1 << 24, 2048,
-                               "0 (no bound) or an integer in [2, 2^24]", 1, "2048"},
+    [XCHG_SET_MAX_INFLIGHT] = {"XCHG_MAX_INFLIGHT", KIND_INT, 2, 1 << 24, 2048, "no bound", NULL,
+                               NULL},
+    /* MPICH's own variable, read as MPICH reads it, by the mpich_model
+     * baseline only (so that the model throttles as the library would) */
     [XCHG_SET_MPICH_THROTTLE] = {"MPIR_CVAR_ALLTOALL_THROTTLE", KIND_INT, 1, 1 << 20, 32,
-                                 "0 (no throttle) or an integer in [1, 1048576]", 1, "32"},
+                                 "no throttle", NULL, NULL},
 };
+
+/* v as the docs write it: 2^k for the large powers of two, 2^31-1 and
+ * 2^63-1 for the largest int and int64 */
+static void format_bound(int64_t v, char *out, size_t len)
+{
+    int k = 0;
+    while (k < 62 && ((int64_t)1 << k) < v)
+        k++;
+    if (v == INT64_MAX)
+        snprintf(out, len, "2^63-1");
+    else if (v == INT_MAX)
+        snprintf(out, len, "2^31-1");
+    else if (v >= 65536 && ((int64_t)1 << k) == v)
+        snprintf(out, len, "2^%d", k);
+    else
+        snprintf(out, len, "%" PRId64, v);
+}
+
+/* The name of the algorithm id of an algorithm kind, NULL where id is none
+ * (the registries are above core: no count to ask, so ids are tried). */
+static const char *algo_name_of(const xchg_algo_names *names, setting_kind k, int id)
+{
+    const char *s = NULL;
+    int back = -1;
+    if (k == KIND_ALGO && (s = names->alltoallv_name((xchg_algo)id)))
+        back = (int)names->alltoallv(s);
+    else if (k == KIND_SPARSE_ALGO && (s = names->sparse_name((xchg_sparse_algo)id)))
+        back = (int)names->sparse(s);
+    else if (k == KIND_NEIGHBOR_ALGO && (s = names->neighbor_name((xchg_neighbor_algo)id)))
+        back = (int)names->neighbor(s);
+    return back == id ? s : NULL;
+}
+
+/* "a, b, c or auto": every algorithm of a kind, from its registry. */
+static void list_names(const xchg_algo_names *names, setting_kind k, char *out, size_t len)
+{
+    size_t n = 0;
+    out[0] = 0;
+    for (int id = 1; id < 256 && n < len; id++) {
+        const char *s = algo_name_of(names, k, id);
+        if (s)
+            n += (size_t)snprintf(out + n, len - n, "%s%s", n ? ", " : "", s);
+    }
+    if (n < len)
+        snprintf(out + n, len - n, "%sauto", n ? " or " : "");
+}
+
+/* What setting i accepts, in words. */
+static void setting_range(const xchg_algo_names *names, int i, char *out, size_t len)
+{
+    const struct setting_def *d = &defs[i];
+    char lo[32], hi[32];
+    switch (d->kind) {
+    case KIND_ALGO:
+    case KIND_SPARSE_ALGO:
+    case KIND_NEIGHBOR_ALGO:
+        list_names(names, d->kind, out, len);
+        return;
+    case KIND_BARRIER:
+        snprintf(out, len, "ibarrier or dissemination");
+        return;
+    case KIND_PATH:
+        snprintf(out, len, "a path");
+        return;
+    case KIND_BYTES:
+        format_bound(d->min, lo, sizeof lo);
+        format_bound(d->max, hi, sizeof hi);
+        snprintf(out, len, "bytes in [%s, %s], suffix K, M or G (KiB, MiB, GiB) allowed", lo, hi);
+        return;
+    case KIND_INT:
+        break;
+    }
+    size_t n = 0;
+    if (d->zero_means)
+        n = (size_t)snprintf(out, len, "0 (%s) or ", d->zero_means);
+    if (n >= len)
+        return;
+    if (d->max - d->min <= 3) { /* "0 or 1", "0, 1, 2 or 3" */
+        for (int64_t v = d->min; v <= d->max && n < len; v++)
+            n += (size_t)snprintf(out + n, len - n, "%" PRId64 "%s", v,
+                                  v == d->max ? "" : v + 1 == d->max ? " or " : ", ");
+    } else {
+        format_bound(d->min, lo, sizeof lo);
+        format_bound(d->max, hi, sizeof hi);
+        n += (size_t)snprintf(out + n, len - n, "an integer in [%s, %s]", lo, hi);
+    }
+    if (d->note && n < len)
+        snprintf(out + n, len - n, ", %s", d->note);
+}
+
+static void setting_default(int i, char *out, size_t len)
+{
+    if (defs[i].dflt_text)
+        snprintf(out, len, "%s", defs[i].dflt_text);
+    else
+        snprintf(out, len, "%" PRId64, defs[i].dflt);
+}
+
+int xchg_setting_describe(int i, const xchg_algo_names *names, const char **name, char *range,
+                          size_t rlen, char *dflt, size_t dlen)
+{
+    if (i < 0 || i >= XCHG_SETTING_COUNT)
+        return 0;
+    *name = defs[i].name;
+    setting_range(names, i, range, rlen);
+    setting_default(i, dflt, dlen);
+    return 1;
+}
 
 static uint64_t name_hash(const char *s)
 {
@@ -182,7 +282,7 @@ static int64_t read_one(const xchg_algo_names *names, int i, int *rejected, char
         break;
     case KIND_INT:
         if (parse_int(s, &v) &&
-            ((v >= defs[i].min && v <= defs[i].max) || (v == 0 && defs[i].zero_ok)))
+            ((v >= defs[i].min && v <= defs[i].max) || (v == 0 && defs[i].zero_means)))
             return v;
         break;
     case KIND_BYTES:
@@ -374,14 +474,16 @@ int xchg_settings_agree(MPI_Comm comm, const xchg_algo_names *names, xchg_settin
         return MPI_SUCCESS;
     for (int i = 0; i < N; i++) {
         if (v[3 * N + i] && first_warning(&warned_rejected, i)) {
+            char range[1024], dflt[96];
+            setting_range(names, i, range, sizeof range);
+            setting_default(i, dflt, sizeof dflt);
             if (rejected[i])
                 fprintf(stderr, "xchg: warning: %s=\"%s\" rejected: not %s; the default "
-                        "(%s) is used\n", defs[i].name, text[i], defs[i].range,
-                        defs[i].dflt_text);
+                        "(%s) is used\n", defs[i].name, text[i], range, dflt);
             else
                 fprintf(stderr, "xchg: warning: %s rejected on rank %d (and perhaps others): "
                         "not %s; the default (%s) is used\n", defs[i].name,
-                        (int)v[3 * N + i] - 1, defs[i].range, defs[i].dflt_text);
+                        (int)v[3 * N + i] - 1, range, dflt);
         }
         if (other[i] != root[i] && first_warning(&warned_differs, i)) {
             char d[96], o[96];

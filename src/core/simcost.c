@@ -7,7 +7,7 @@
  * fixed model: XCHG_SIM_COPY_NS_DEFAULT per call plus bytes at
  * XCHG_SIM_COPY_GBPS_DEFAULT, as computation on the rank's simulated core.
  * Both can be overridden once per run with the environment variables
- * XCHG_SIM_COPY_NS and XCHG_SIM_COPY_GBPS (sim/README.md, "SMPI settings").
+ * XCHG_SIM_COPY_NS and XCHG_SIM_COPY_GBPS (docs/simulation.md).
  * Outside XCHG_SMPI, xchg_charge_copy is an empty inline (core.h).
  *
  * Charges are summed and executed as one computation when the rank next

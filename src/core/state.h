@@ -123,6 +123,11 @@ typedef struct xchg_algo_names {
  * its own. */
 int xchg_settings_agree(MPI_Comm comm, const xchg_algo_names *names, xchg_settings *s,
                         int64_t extra[], int nextra);
+/* Setting i of the table (0 <= i < XCHG_SETTING_COUNT; 0 past the end): its
+ * name, what it accepts and its default, in words (the docs' table is
+ * checked against these: tests/docs_settings.py). */
+int xchg_setting_describe(int i, const xchg_algo_names *names, const char **name, char *range,
+                          size_t rlen, char *dflt, size_t dlen);
 
 typedef struct xchg_nb xchg_nb; /* a nonblocking exchange (src/progress/queue.c) */
 struct xchg_wait_hook;          /* work the waits progress (src/progress/progress.h) */

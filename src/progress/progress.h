@@ -113,7 +113,7 @@ typedef struct xchg_wait_hook {
 /* MPI_Waitall for algorithms: while hooked work is armed it waits on the
  * data and the work's requests together (waitany), advancing the work, so
  * it overlaps the exchange; otherwise plain MPI_Waitall. */
-int xchg_waitall(xchg_call *c, int n, MPI_Request req[]);
+int xchg_call_waitall(xchg_call *c, int n, MPI_Request req[]);
 /* The same, telling which request failed: on an error either *failed is
  * its index (the hooked wait saw it; the others may still be active) or,
  * *failed being -1, MPI_Waitall's statuses (when not NULL) hold every

@@ -74,7 +74,7 @@ void xchg_poll(xchg_call *c)
         h->poll(c);
 }
 
-int xchg_waitall(xchg_call *c, int n, MPI_Request req[])
+int xchg_call_waitall(xchg_call *c, int n, MPI_Request req[])
 {
     int failed;
     return xchg_waitall_statuses(c, n, req, NULL, &failed);

@@ -21,15 +21,13 @@
  * algorithms pay per round a latency and their posts, the moving share of
  * what a rank holds, and their copies (bruck_time). The padded ones pay
  * auto's blocking agreement and the MPI library's MPI_Alltoall as MPICH
- * runs it. Checked against the faithful simulation at P=64 (sim/README.md,
- * "auto's model"): within 0.85-1.15x for the algorithms that win
- * somewhere (linear, scattered, bruck_radix, bruck_twophase,
- * padded_alltoall at small blocks), up to 1.9x off for ones that never do
- * there (pairwise: steps summed with the transfer; grid and bruck_radix on
- * the hot pattern: pessimistic). hierarchical, checked at P=64 (uniform,
- * random, sparse, zipf, hot x 16 B, 256 B, 1 KiB) and P=256 (the six
- * patterns at 16 B): within 0.94-1.09x, hot included (17.3 us simulated,
- * 18.2 modelled at P=64 uniform 16 B; 36.5 and 36.8 at P=256 random 16 B).
+ * runs it. Checked against the simulation at P=64 (docs/algorithms.md,
+ * "How auto chooses: the cost model"): within 0.85-1.15x for the
+ * algorithms that win somewhere (linear, scattered, bruck_radix,
+ * bruck_twophase, padded_alltoall at small blocks), up to 1.9x off for
+ * ones that never do there (pairwise: steps summed with the transfer; grid
+ * and bruck_radix on the hot pattern: pessimistic); the node-aware ones
+ * are checked in their own functions below.
  * Its job is to rank, never to pick something much slower than the best.
  * A refit changes only xchg_model_defaults().
  */
@@ -144,13 +142,11 @@ static double bruck_time(const xchg_model_params *m, const xchg_pattern_stats *s
         double held = fmax(mean, fmax(snd * spread, rcv * fmin(1.0, w * (nv + 1.0) / P)));
         double share = nv / (nv + 1.0);
         /* every moving slot's size goes ahead of the data, 8 bytes each,
-         * empty slots too: at 8 B blocks as many bytes as the data (fitted:
-         * 64 per node, uniform 8 B, beta 4e-11: bruck_radix 38.3, 71.5 us
-         * simulated at 256 and 512 ranks, 36.4, 62.5 modelled without the
-         * sizes, 42.0, 74.5 with them, and 126.9 against 110.0 and
-         * 135.7 at 1024; bruck_twophase 47.1, 103.1 simulated, 43.3, 85.8
-         * without, 49.7, 103.9 with; 16 per node, 16 B, 256 ranks:
-         * bruck_radix 40.9 simulated, 40.8 without, 44.6 with) */
+         * empty slots too: at 8 B blocks as many bytes as the data. Without
+         * them the model was up to 17% optimistic at 64 ranks per node
+         * (uniform 8 B, 256-1024 ranks); with them bruck_radix and
+         * bruck_twophase are within 1.01-1.10x of the simulated time
+         * there, and at 16 per node, 16 B, 256 ranks. */
         double sized = held + size_bytes * P, sized_mean = mean + size_bytes * P;
         double bw = (1.0 - f) * sized * m->beta_intra +
                     f * fmax(node * sized_mean, sized) * m->beta;
@@ -318,7 +314,7 @@ double xchg_model_hybrid(const xchg_model_params *m, const xchg_pattern_stats *s
     /* bruck_radix over the blocks up to T (their volumes), with the
      * direct blocks' posts on the same CPU; the direct receives and
      * sends go first and travel during the Bruck (measured: zipf 64 B
-     * at P=64, 18.6 us against bruck_radix's 20.4, sim/README
+     * at P=64, 18.6 us against bruck_radix's 20.4; docs/algorithms.md
      * "hybrid"), so the later of the two; their posts are not hidden
      * under the flows as linear's are (hot 256 B: 63.9 us simulated,
      * 67.0 modelled, linear 59.5-63.5). With no block over T it is bruck_radix, and a
@@ -366,7 +362,7 @@ double xchg_model_hierarchical(const xchg_model_params *m, const xchg_pattern_st
     const double scatterv = m->alpha_intra + fmax((L - 1.0) * o, rcv * m->beta_intra) + o;
     const double data = a + fmax(2.0 * (N - 1.0) * o, off * m->beta + (N - 1.0) * o);
     /* the leader's hindexed messages, packed and unpacked by MPI (charged
-     * in simulation since 2026-11-25): a piece per member and node out, a
+     * in simulation too): a piece per member and node out, a
      * piece per block in, the node's volume each way, on one core.
      * Checked at P=64, random: 35.0 / 529.4 us simulated at 16 B / 1 KiB,
      * 35.2 / 534 modelled. */
@@ -388,18 +384,13 @@ double xchg_model_node_pairs(const xchg_model_params *m, const xchg_pattern_stat
      * partners, the node's off-node volume and its size headers (L x L
      * int64 per node pair) on the node's link; (3) L-1 messages back
      * inside the node (from the node-mates that serve a node). Every
-     * member packs and unpacks its blocks; the relays' hindexed sends are
-     * packed by MPI, which the simulation does not charge (a real
-     * machine pays a copy per relayed byte and hop: a refit's business,
-     * as for multileader). A probe costs about 0.4 o (linear
-     * probing every message at P=64, 16 B: 63 probes, 5.1 us more,
-     * p2p_common.h). A single node or one rank per node gains nothing:
-     * not modelled. Checked at P=64, 16 ranks per node, random 16 B to
-     * 1 KiB (sim/run -np 64 build/smpi/tools/xchg-bench --alone --algos
-     * node_pairs --pattern random --sizes 16:1K, SimGrid 3.32): 15.6,
-     * 17.3, 19.8, 25.5, 36.8, 62.6, 106.2 us simulated, 13.3, 14.8, 17.6,
-     * 23.5, 34.9, 60.2, 108.5 modelled (0.85-1.02x; linear wins from
-     * 256 B in both). */
+     * member packs and unpacks its blocks, and MPI packs the relays'
+     * hindexed messages (relay_pack below). A probe costs about 0.4 o
+     * (linear probing every message at P=64, 16 B: 63 probes, 5.1 us
+     * more, p2p_common.h). A single node or one rank per node gains
+     * nothing: not modelled. Checked at 1024 ranks, 16 per node, 256 B
+     * and 1 KiB: within 4% of the simulated time, as the other node-aware
+     * models there. */
     const double L = node, N = ceil(P / node);
     if (L <= 1.0 || N <= 1.0)
         return INFINITY;
@@ -413,7 +404,7 @@ double xchg_model_node_pairs(const xchg_model_params *m, const xchg_pattern_stat
     const double scatter = m->alpha_intra + fmax(relays * o, fmax(rcv, mean) * m->beta_intra) +
                            relays * (o + probe);
     /* MPI packs the relays' hindexed messages (charged in simulation
-     * since 2026-11-25): to each partner a piece per source member, to
+     * too): to each partner a piece per source member, to
      * each node-mate a piece per relayed block, the relayed volume
      * (ns L^2 blocks) each way */
     const double share = nonempty_share(s);
@@ -434,12 +425,9 @@ double xchg_model_multileader(const xchg_model_params *m, const xchg_pattern_sta
      * (2) each leader T-1 messages each way, the node's off-node volume
      * and the size headers (a node's members x the other nodes' ranks,
      * int64) on the node's link; (3) the leader g-1 messages out, each
-     * member one in. Members pack and unpack their blocks (MPI's packing
-     * of the leaders' hindexed sends: not charged, see node_pairs). A
-     * single node or one rank per node: not modelled. Checked as
-     * node_pairs (P=64, 16 per node, k=2, random 16 B to 1 KiB): 10.1,
-     * 11.6, 14.7, 20.5, 31.8, 59.4, 108.5 us simulated, 10.3, 11.4, 14.5,
-     * 20.8, 32.8, 59.2, 108.5 modelled (0.98-1.03x). */
+     * member one in. Members pack and unpack their blocks, and MPI packs
+     * the leaders' hindexed messages (leader_pack below). A single node or
+     * one rank per node: not modelled. */
     const double L = node, N = ceil(P / node);
     if (L <= 1.0 || N <= 1.0)
         return INFINITY;
@@ -454,7 +442,7 @@ double xchg_model_multileader(const xchg_model_params *m, const xchg_pattern_sta
     const double scatter = m->alpha_intra + (g - 1.0) * o + o + probe +
                            fmax(rcv, mean) * m->beta_intra;
     /* MPI packs the leaders' hindexed messages (charged in simulation
-     * since 2026-11-25): to each leader a piece per group member, to each
+     * too): to each leader a piece per group member, to each
      * member a piece per source rank, the group's volume each way */
     const double share = nonempty_share(s);
     const double leader_pack = copies(m, 2.0 * g * mean, (T - 1.0) * (g + 1.0) + g * P * share);
@@ -485,23 +473,20 @@ double xchg_model_grid(const xchg_model_params *m, const xchg_pattern_stats *s)
      * link as much as the data (all off-node members at once). 4: phase-2
      * data, 2K posts, the direct exchange's link time. Posts and transfer
      * overlap partly: the longer of the two plus a share of the shorter,
-     * fitted to grid's steps in simulation (64 per node, uniform 8 B, no
-     * concurrency limit, beta 4e-11; steps 3 and 4, copies apart: 13,
-     * 22 and 38 us, and 8, 14 and 26 us at 256, 512 and 1024 ranks).
-     * Until 2026-11-26 step 3 counted 2q posts and no sizes, and step 4
-     * 4q posts: 44.69, 68.88, 107.85 us modelled against 44.71, 74.14,
-     * 125.63 simulated (whole call); now 47.8, 75.5, 123.8. At 16 per
-     * node it is pessimistic: 1024 ranks uniform 16 B 137.3 modelled,
-     * 121.8 simulated (with the concurrency limit), where grid is not
-     * the best (sim/README.md, "12,288 ranks: two models corrected"). */
+     * fitted to grid's steps in simulation (64 per node, uniform 8 B, a
+     * 200 Gb/s node link, beta 4e-11; steps 3 and 4, copies apart: 13,
+     * 22 and 38 us, and 8, 14 and 26 us at 256, 512 and 1024 ranks). The
+     * whole call: 47.8, 75.5, 123.8 us modelled against 44.7, 74.1, 125.6
+     * simulated. At 16 per node it is pessimistic (1024 ranks, uniform
+     * 16 B: 137.3 modelled, 121.8 simulated), where grid is not the best. */
     double post3 = (2.0 * q + 2.0 * K) * o;
     double link3 = fmax((L * vol * row_off + L * col_off * q * sz) * m->beta, vol * m->beta_intra);
     double step3 = a + fmax(post3, link3) + 0.55 * fmin(post3, link3);
     double post4 = 2.0 * K * o;
     double step4 = a + fmax(post4, direct_bw) + 0.6 * fmin(post4, direct_bw);
     /* copies: the phase-1 packing, the phase-2 derived-type send (MPI
-     * packs it; charged in simulation since 2026-11-26, as for every
-     * other algorithm) and the unpacking: every block three times */
+     * packs it; charged in simulation, as for every other algorithm) and
+     * the unpacking: every block three times */
     return step1 + agree + step3 + step4 + copies(m, 3.0 * vol, 3.0 * P);
 }
 
@@ -536,9 +521,7 @@ double xchg_model_bruck_2level(const xchg_model_params *m, const xchg_pattern_st
      * the intra-node packing from the kept inter-node stores, the
      * unpacking. A single node, or one rank per node, is bruck_radix:
      * not modelled. Checked at P=64 (4 nodes of 16, random 16 B to
-     * 256 B, sim/run -np 64 ... --algos bruck_2level): 14.1, 17.2, 22.8,
-     * 34.7, 56.7 us modelled against 14.6, 17.4, 22.9, 33.1, 53.3
-     * simulated (0.96-1.06x); bruck_radix simulated 14.7, 16.8, 20.5. */
+     * 256 B): within 0.96-1.06x of the simulated time. */
     const double L = node, N = ceil(P / node);
     if (L <= 1.0 || N <= 1.0)
         return INFINITY;
@@ -570,16 +553,13 @@ double xchg_model_agree_time(const xchg_model_params *m, const xchg_pattern_stat
 /* Every constant of the model, in one place. A refit to another platform
  * changes only these (or XCHG_TUNING_FILE's alpha, beta, copy, overhead).
  *
- * Fitted to the faithful simulation (issue 10): the hpc preset of
- * sim/mkplatform.py with 16 ranks per node and sim/smpi.cfg, read off the
- * platform's definition, then checked against every candidate's simulated
- * time at P=64 (4 nodes), patterns uniform, random, sparse, zipf, hot,
- * transpose x 16 B, 1 KiB, 64 KiB:
- *   sim/run -np 64 --rpn 16 build/smpi/tools/xchg-bench --pattern PAT
- *     --sizes S:S --algos linear,scattered,pairwise,padded_alltoall,
- *     bruck_twophase,bruck_radix,bruck_padded,grid,auto --iters 2 --warmup 1
- * against the model's times that XCHG_VERBOSE=3 prints for the same run
- * (the table, model vs simulated, is in sim/README.md, "auto's model"). */
+ * Fitted to the simulated platform (docs/simulation.md): the hpc preset
+ * of sim/mkplatform.py with 16 ranks per node and sim/smpi.cfg, read off
+ * the platform's definition, then checked against every candidate's
+ * simulated time at P=64 (4 nodes), patterns uniform, random, sparse,
+ * zipf, hot, transpose x 16 B, 1 KiB, 64 KiB, with the model's times that
+ * XCHG_VERBOSE=3 prints for the same run (docs/algorithms.md, "How auto
+ * chooses: the cost model"). */
 void xchg_model_defaults(xchg_model_params *m)
 {
     /* Wire latency between nodes: two 0.4 us node links and the 0.1 us
@@ -605,12 +585,9 @@ void xchg_model_defaults(xchg_model_params *m)
     m->copy = 1.0 / 5.0e9;
     m->copy_call = 10e-9;
     /* Overheads per partner of a Bruck phase (a send and a receive: 2 if
-     * nothing overlapped): fitted to bruck_radix at radix 2, 4, 8 and 16,
-     * random and sparse 16 B, P=64 (XCHG_BRUCK_RADIX=R sim/run -np 64
-     * --rpn 16 build/smpi/tools/xchg-bench --pattern random,sparse --sizes
-     * 16:16 --algos bruck_radix --iters 2 --warmup 1: 16.7, 13.5, 14.9,
-     * 19.7 us random, 12.9, 10.7, 12.4, 16.0 sparse); 1.4 leaves the model
-     * within 0.91-1.12x of all eight. */
+     * nothing overlapped): fitted to bruck_radix at radix 2, 4, 8 and 16
+     * (XCHG_BRUCK_RADIX), random and sparse 16 B, P=64; 1.4 leaves the
+     * model within 0.91-1.12x of all eight. */
     m->phase_post = 1.4;
     /* Extra per pairwise step: none measured (random 16 B: 63 steps in
      * 72.0 us, the model's latencies and overheads alone give 70.8). */

@@ -21,12 +21,13 @@
  *     headers: 16 B per block, 8 per aggregate) on the critical path: the
  *     forwards wait for every aggregate, so nothing overlaps them.
  *
- * Checked on the 18 cells of the neighbour study at 256 ranks (sim/README,
- * "Neighbour exchange": stencil7, stencil27, spmv8x4, blocks4; 64 B to
- * 16 KiB; 16 ranks per node on hpc, 64 on hpc200): the faster of the two
- * is chosen in all 18 (the previous fitted form missed blocks4 at 64 per
- * node, where locality's 64 forwards per rank and 0.98 MB per node on the
- * link outweigh its 3x fewer messages). With beta of the preset's link
+ * Checked on the 18 cases of the simulated neighbour study at 256 ranks
+ * (docs/neighbor.md, "Algorithms": stencil7, stencil27, spmv8x4, blocks4;
+ * 64 B to 16 KiB; 16 ranks per node on hpc, 64 on hpc200): the faster of
+ * the two is chosen in all 18, blocks4 at 64 per node included, where
+ * locality's 64 forwards per rank and 0.98 MB per node on the link
+ * outweigh its 3x fewer messages (a model fitted to the cells' times
+ * missed that one). With beta of the preset's link
  * (hpc200: half the default), both modelled times are within 0.75-1.2x of
  * the simulated ones at 64 B and 1 KiB.
  */

@@ -11,7 +11,7 @@
  *
  * The agreement is kept off the critical path: the choice is cached on the
  * communicator. A refreshing call k runs the cached choice and, once its
- * data is being posted (the algorithm's first xchg_waitall, or
+ * data is being posted (the algorithm's first xchg_call_waitall, or
  * xchg_poll in the posting loops of linear and scattered), starts a
  * nonblocking agreement of call k's statistics that progresses while the
  * algorithm posts and waits for its data, and is completed before call k
@@ -40,9 +40,17 @@
  * block and the smallest memory budget, so the padded algorithm skips its
  * own allreduce: c->padded_agreed).
  *
- * Below XCHG_AUTO_MIN_P ranks (default 64) "linear" is taken without any
- * agreement: simulated at P=64 (sim/README.md), linear is within 1.7x of
- * the best algorithm on every pattern and size.
+ * Below XCHG_AUTO_MIN_P ranks (default 64) auto runs "linear" and agrees
+ * nothing after a communicator's first call: there an agreement costs
+ * about as much as the exchange, and linear is within 1.7x of the best
+ * algorithm on every pattern and size simulated at P=64. That first call
+ * agrees once, blocking, because the tuning table's rules apply at the P
+ * they were measured at: where every rank reads the same table and a rule
+ * covers P, the communicator follows the table as larger ones follow the
+ * model (cached, refreshed; the rule where one applies, else linear);
+ * elsewhere linear from then on. See
+ * docs/tuning.md, "How auto uses the table". The persistent API chooses
+ * once, at init, by the table or the model at every P.
  *
  * Settings are read through the small accessors below (one place to point
  * them at per-communicator settings).
@@ -101,7 +109,15 @@ typedef struct select_state {
     long long last[XCHG_AF_COUNT]; /* the agreed fields the choice was made from */
     xchg_agree_op op;
     unsigned long long printed; /* XCHG_VERBOSE: algorithms already reported */
+    int small;                 /* below XCHG_AUTO_MIN_P: SMALL_*, agreed at the first call */
 } select_state;
+
+/* A communicator below XCHG_AUTO_MIN_P ranks: undecided until its first
+ * auto call, then linear for good or by the tuning table. */
+enum { SMALL_UNDECIDED = 0, SMALL_LINEAR, SMALL_TABLE };
+
+/* How a choice is made, for XCHG_VERBOSE's report. */
+enum { HOW_BLOCKING, HOW_REFRESH, HOW_INIT };
 
 static void arm(xchg_call *c, select_state *st, int on);
 
@@ -146,6 +162,7 @@ static void local_fields(const xchg_call *c, long long *f)
         }
     }
     unsigned long long ck = xchg_table_checksum();
+    xchg_table_warn(c->rank == 0); /* a table that cannot be used, once */
     memset(f, 0, sizeof(long long) * XCHG_AF_COUNT);
     f[XCHG_AF_MAX_BLOCK] = blk;
     f[XCHG_AF_MAX_SEND] = sbytes;
@@ -224,11 +241,18 @@ double xchg_model_time(xchg_algo algo, const xchg_model_params *m, const xchg_pa
     return info && info->model ? info->model(m, s) : INFINITY;
 }
 
+/* The ranks' tuning tables differ (agreed fields f): some rank has one
+ * whose checksum is not every rank's. */
+static int tables_differ(const long long *f)
+{
+    return f[XCHG_AF_TABLE_HI] != -f[XCHG_AF_TABLE_NEG];
+}
+
 /* Every rank reads the same tuning table (agreed fields f): its checksum
  * is the same everywhere and not zero. */
 static int table_agreed(const long long *f)
 {
-    return xchg_table_checksum() != 0 && f[XCHG_AF_TABLE_HI] == -f[XCHG_AF_TABLE_NEG];
+    return xchg_table_checksum() != 0 && !tables_differ(f);
 }
 
 /* The model's parameters for this communicator, and the tuning table's
@@ -292,86 +316,170 @@ static int moved(const long long *was, const long long *now)
     return was[XCHG_AF_TABLE_HI] != now[XCHG_AF_TABLE_HI];
 }
 
+/* The model's ranking of the candidates on agreed fields f. */
+typedef struct ranking {
+    xchg_algo best, second, fallback; /* fallback: the best other than hierarchical */
+    double best_t, second_t;
+    int n;
+    const xchg_algo_info *cand[MAX_CANDIDATES];
+    double times[MAX_CANDIDATES];
+} ranking;
+
+static void rank_candidates(const xchg_call *c, const long long *f, const xchg_model_params *m,
+                            const xchg_pattern_stats *s, ranking *r)
+{
+    r->best = r->fallback = XCHG_ALGO_LINEAR;
+    r->second = XCHG_ALGO_INVALID;
+    r->best_t = r->second_t = INFINITY;
+    double fallback_t = INFINITY;
+    r->n = xchg_registry_candidates(r->cand, MAX_CANDIDATES);
+    /* Padded algorithms hold about 2 x P x largest block: never choose one
+     * that would be refused for memory (the limit is the same everywhere),
+     * not even by a table rule. */
+    double padded = 2.0 * (double)s->P * (double)s->max_block_bytes;
+    for (int i = 0; i < r->n; i++) {
+        xchg_algo a = r->cand[i]->id;
+        r->times[i] = INFINITY;
+        if (r->cand[i]->padded && padded > (double)c->temp_limit)
+            continue;
+        if (r->cand[i]->prepare &&
+            (f[XCHG_AF_NODES_FAILED] || c->cs->settings.ranks_per_node != 0))
+            continue;
+        double tm = r->times[i] = xchg_model_time(a, m, s);
+        if (!r->cand[i]->prepare && tm < fallback_t) {
+            fallback_t = tm;
+            r->fallback = a;
+        }
+        if (tm < r->best_t) {
+            r->second = r->best_t < INFINITY ? r->best : r->second;
+            r->second_t = r->best_t;
+            r->best_t = tm;
+            r->best = a;
+        } else if (tm < r->second_t) {
+            r->second_t = tm;
+            r->second = a;
+        }
+    }
+}
+
+/* A table rule's algorithm may run here: not a padded one whose padding
+ * would be refused, nor one whose node setup failed on some rank. */
+static int rule_runs(const xchg_call *c, const long long *f, const xchg_pattern_stats *s,
+                     xchg_algo t)
+{
+    double padded = 2.0 * (double)s->P * (double)s->max_block_bytes;
+    return !(is_padded(t) && padded > (double)c->temp_limit) &&
+           !(has_prepare(t) && f[XCHG_AF_NODES_FAILED]);
+}
+
+/* Why no rule applied below XCHG_AUTO_MIN_P (rank 0's view of agreed f). */
+static void no_rule_reason(const xchg_call *c, const long long *f, const xchg_pattern_stats *s,
+                           char *out, size_t len)
+{
+    char path[512];
+    int set = xchg_table_path(path, sizeof path);
+    if (tables_differ(f))
+        snprintf(out, len, "the ranks' tuning tables differ, so every rank ignores its own");
+    else if (!set)
+        snprintf(out, len, "XCHG_TUNING_FILE is unset");
+    else if (xchg_table_checksum() == 0)
+        snprintf(out, len, "%s cannot be used: see the warning above", path);
+    else if (!xchg_table_covers(c->size))
+        snprintf(out, len, "%s has none for P=%d", path, c->size);
+    else
+        snprintf(out, len, "%s has none for %lld B, the busiest rank's mean block", path,
+                 s->P > 0 ? s->max_rank_bytes / s->P : 0);
+}
+
+/* XCHG_VERBOSE=1: the first time each algorithm is chosen on this
+ * communicator; 2: also every change of choice; 3: every agreement, with
+ * the model's time of every candidate. rule: the table's line (0: none);
+ * below: fewer than XCHG_AUTO_MIN_P ranks. Rank 0 only. */
+static void report(xchg_call *c, const long long *f, int how, xchg_algo best, int rule,
+                   int below, const xchg_pattern_stats *s, const ranking *r,
+                   const xchg_model_params *m)
+{
+    select_state *st = state_of(c, 0);
+    long verbose = setting_verbose(c);
+    int first = st && (int)best >= 0 && (int)best < 64 && !(st->printed & (1ull << (int)best));
+    int change = st && (!st->have || st->choice != best);
+    if (c->rank != 0 || !st || !((verbose >= 1 && first) || (verbose >= 2 && change) || verbose >= 3))
+        return;
+    if ((int)best >= 0 && (int)best < 64)
+        st->printed |= 1ull << (int)best;
+    if (below && !rule) {
+        char why[700];
+        no_rule_reason(c, f, s, why, sizeof why);
+        fprintf(stderr, "xchg: auto chose %s on P=%d: fewer than XCHG_AUTO_MIN_P (%ld) ranks "
+                "and no tuning-table rule for P=%d (%s)\n", name_of(best), s->P,
+                setting_auto_min_p(c), s->P, why);
+        return;
+    }
+    char when[64], by[600] = "model";
+    if (how == HOW_INIT)
+        snprintf(when, sizeof when, "decided at a persistent init from its own");
+    else
+        snprintf(when, sizeof when, "decided in call %lu from %s", st->ncalls,
+                 how == HOW_BLOCKING ? "its own (blocking)" : "its (nonblocking refresh)");
+    if (rule) {
+        char path[512];
+        xchg_table_path(path, sizeof path);
+        snprintf(by, sizeof by, "tuning table rule at line %d of %s", rule, path);
+    }
+    if (below) { /* the model does not decide here: the rule's key, not its figures */
+        fprintf(stderr, "xchg: auto chose %s on P=%d (%s statistics, by %s): the busiest "
+                "rank's mean block %lld B; largest block %lld B\n", name_of(best), s->P, when,
+                by, s->P > 0 ? s->max_rank_bytes / s->P : 0, s->max_block_bytes);
+        return;
+    }
+    fprintf(stderr,
+            "xchg: auto chose %s on P=%d (%s statistics, by %s): "
+            "model %.2f us, next %s %.2f us; largest block %lld B, busiest rank "
+            "sends %lld B to %lld ranks, receives %lld B from %lld; off-node: "
+            "busiest rank %lld/%lld B out/in, all ranks %lld of %lld B; %d ranks "
+            "per node; %lld posts\n",
+            name_of(best), s->P, when, by, r->best_t * 1e6,
+            r->second == XCHG_ALGO_INVALID ? "-" : name_of(r->second), r->second_t * 1e6,
+            s->max_block_bytes, s->max_send_bytes, s->max_send_nnz, s->max_recv_bytes,
+            s->max_recv_nnz, s->max_off_send, s->max_off_recv, s->sum_off_bytes, s->sum_bytes,
+            s->node_size, s->max_posts);
+    if (verbose >= 3) {
+        fprintf(stderr, "xchg: model, us:");
+        for (int i = 0; i < r->n; i++)
+            if (isfinite(r->times[i]))
+                fprintf(stderr, " %s %.2f", r->cand[i]->name, r->times[i] * 1e6);
+        fprintf(stderr, "; agreement %.2f\n", xchg_model_agree_time(m, s) * 1e6);
+    }
+}
+
 /* The choice from agreed fields: the table's rule, else the model's
- * cheapest (and, for XCHG_VERBOSE, the runner-up). *best_t: the model's
- * cheapest time; *fallback: the cheapest other than hierarchical. */
-static xchg_algo choose(xchg_call *c, const long long *f, int fresh, double *best_out,
+ * cheapest (below XCHG_AUTO_MIN_P, outside a persistent init: linear).
+ * *best_t: the model's cheapest time; *fallback: what runs where the
+ * choice cannot (runnable()). */
+static xchg_algo choose(xchg_call *c, const long long *f, int how, double *best_t,
                         xchg_algo *fallback)
 {
     xchg_pattern_stats s;
     xchg_pattern_stats_from(&s, f, c->size);
     xchg_model_params m;
     const int table_ok = model_params(c, f, &m);
-    xchg_algo best = XCHG_ALGO_LINEAR, second = XCHG_ALGO_INVALID;
-    double best_t = INFINITY, second_t = INFINITY, fallback_t = INFINITY;
-    *fallback = XCHG_ALGO_LINEAR;
-    const xchg_algo_info *cand[MAX_CANDIDATES];
-    const int ncand = xchg_registry_candidates(cand, MAX_CANDIDATES);
-    double times[MAX_CANDIDATES];
-    const char *why = "model";
-    /* Padded algorithms hold about 2 x P x largest block: never choose one
-     * that would be refused for memory (the limit is the same everywhere),
-     * not even by a table rule. */
-    double padded = 2.0 * (double)s.P * (double)s.max_block_bytes;
-    for (int i = 0; i < ncand; i++) {
-        xchg_algo a = cand[i]->id;
-        times[i] = INFINITY;
-        if (cand[i]->padded && padded > (double)c->temp_limit)
-            continue;
-        if (cand[i]->prepare &&
-            (f[XCHG_AF_NODES_FAILED] || c->cs->settings.ranks_per_node != 0))
-            continue;
-        double tm = times[i] = xchg_model_time(a, &m, &s);
-        if (!cand[i]->prepare && tm < fallback_t) {
-            fallback_t = tm;
-            *fallback = a;
-        }
-        if (tm < best_t) {
-            second = best_t < INFINITY ? best : second;
-            second_t = best_t;
-            best_t = tm;
-            best = a;
-        } else if (tm < second_t) {
-            second_t = tm;
-            second = a;
-        }
-    }
-    *best_out = best_t;
-    xchg_algo t = table_ok ? xchg_table_lookup(&s) : XCHG_ALGO_INVALID;
-    if (t != XCHG_ALGO_INVALID && !(is_padded(t) && padded > (double)c->temp_limit) &&
-        !(has_prepare(t) && f[XCHG_AF_NODES_FAILED])) {
+    ranking r;
+    rank_candidates(c, f, &m, &s, &r);
+    *best_t = r.best_t;
+    *fallback = r.fallback;
+    xchg_algo best = r.best;
+    const int below = how != HOW_INIT && c->size < setting_auto_min_p(c);
+    if (below)
+        best = *fallback = XCHG_ALGO_LINEAR;
+    int line = 0;
+    xchg_algo t = table_ok ? xchg_table_lookup(&s, &line) : XCHG_ALGO_INVALID;
+    if (t != XCHG_ALGO_INVALID && rule_runs(c, f, &s, t))
         best = t;
-        why = "tuning table";
-    }
-    select_state *st = state_of(c, 0);
-    /* XCHG_VERBOSE=1: the first time each algorithm is chosen on this
-     * communicator; 2: also every change of choice; 3: every agreement,
-     * with the model's time of every candidate */
-    long verbose = setting_verbose(c);
-    int first = st && (int)best >= 0 && (int)best < 64 && !(st->printed & (1ull << (int)best));
-    int change = st && (!st->have || st->choice != best);
-    if (c->rank == 0 && st && ((verbose >= 1 && first) || (verbose >= 2 && change) || verbose >= 3)) {
-        if ((int)best >= 0 && (int)best < 64)
-            st->printed |= 1ull << (int)best;
-        fprintf(stderr,
-                "xchg: auto chose %s on P=%d (decided in call %lu from %s statistics, by %s): "
-                "model %.2f us, next %s %.2f us; largest block %lld B, busiest rank "
-                "sends %lld B to %lld ranks, receives %lld B from %lld; off-node: "
-                "busiest rank %lld/%lld B out/in, all ranks %lld of %lld B; %d ranks "
-                "per node; %lld posts\n",
-                name_of(best), s.P, st->ncalls, fresh ? "its own (blocking)" : "its (nonblocking refresh)",
-                why, best_t * 1e6, second == XCHG_ALGO_INVALID ? "-" : name_of(second),
-                second_t * 1e6, s.max_block_bytes, s.max_send_bytes, s.max_send_nnz,
-                s.max_recv_bytes, s.max_recv_nnz, s.max_off_send, s.max_off_recv,
-                s.sum_off_bytes, s.sum_bytes, s.node_size, s.max_posts);
-        if (verbose >= 3) {
-            fprintf(stderr, "xchg: model, us:");
-            for (int i = 0; i < ncand; i++)
-                if (isfinite(times[i]))
-                    fprintf(stderr, " %s %.2f", cand[i]->name, times[i] * 1e6);
-            fprintf(stderr, "; agreement %.2f\n", xchg_model_agree_time(&m, &s) * 1e6);
-        }
-    }
+    else
+        line = 0;
+    if (tables_differ(f))
+        xchg_table_warn_differ(c->rank == 0);
+    report(c, f, how, best, line, below, &s, &r, &m);
     return best;
 }
 
@@ -416,18 +524,19 @@ void xchg_select_prepare(xchg_comm_state *cs, int nonblocking)
     }
 }
 
-/* A blocking agreement on this call's statistics, and the choice from it. */
-static int agree_now(xchg_call *c, long long *f, xchg_algo *chosen, double *best_t,
-                     xchg_algo *fallback)
+/* A blocking agreement on this call's statistics (fields f). The node map
+ * first, on first need (collective), where the model weighs off-node
+ * traffic: not below XCHG_AUTO_MIN_P, where auto follows a table rule or
+ * runs linear, and a nonblocking call may be inside its coroutine. */
+static int agree_now(xchg_call *c, long long *f, int node_map)
 {
-    xchg_select_prepare(c->cs, 0); /* on first need: collective */
+    if (node_map)
+        xchg_select_prepare(c->cs, 0);
     local_fields(c, f);
     int rc = xchg_agree_blocking(c->comm, c->rank, c->size, f);
     if (rc == MPI_SUCCESS)
         rc = xchg_agree_result(c->rank, c->size, c->arg_err, (int64_t)f[XCHG_AF_ERROR_CLASS],
                                "auto");
-    if (rc == MPI_SUCCESS)
-        *chosen = choose(c, f, 1, best_t, fallback);
     return rc;
 }
 
@@ -436,59 +545,100 @@ int xchg_select_alltoallv_now(xchg_call *c, xchg_algo *chosen)
     long long f[XCHG_AF_COUNT];
     double best_t;
     xchg_algo fallback;
-    return agree_now(c, f, chosen, &best_t, &fallback);
+    (void)state_of(c, 1); /* where XCHG_VERBOSE's report keeps what it said */
+    int rc = agree_now(c, f, 1);
+    if (rc == MPI_SUCCESS)
+        *chosen = choose(c, f, HOW_INIT, &best_t, &fallback);
+    return rc;
 }
 
-/* hierarchical inside a coroutine needs its communicators made already
- * (they are split collectively on first use): else the fallback. Once
- * making them has failed (agreed on every rank by hier_build), the
- * fallback at once, not only from the next agreement. */
+/* Inside a coroutine, what cannot run there runs the fallback instead:
+ * an algorithm that splits communicators on first use (hierarchical) until
+ * they are made, and one that starts blocking (rma_*, named by a table
+ * rule). Once making them has failed (agreed on every rank by
+ * hier_build), the fallback at once, not only from the next agreement. */
 static xchg_algo runnable(const xchg_call *c, const select_state *st)
 {
     const xchg_algo_info *info = xchg_registry_find(st->choice);
     if (info && info->prepare &&
         (c->cs->nodes_failed || (xchg_coro_inside() && !info->ready(c->cs))))
         return st->fallback;
+    if (info && info->blocking_start && xchg_coro_inside())
+        return st->fallback;
     return st->choice;
+}
+
+/* Below XCHG_AUTO_MIN_P, the first call's agreed fields f decide the
+ * communicator for good: by the table where every rank reads the same one
+ * and a rule of it covers P, else linear with no agreement again. */
+static int small_follows_table(xchg_call *c, select_state *st, const long long *f)
+{
+    st->small = table_agreed(f) && xchg_table_covers(c->size) ? SMALL_TABLE : SMALL_LINEAR;
+    if (st->small == SMALL_TABLE)
+        return 1;
+    if (tables_differ(f))
+        xchg_table_warn_differ(c->rank == 0);
+    xchg_pattern_stats s;
+    xchg_pattern_stats_from(&s, f, c->size);
+    ranking r = {.best = XCHG_ALGO_LINEAR, .second = XCHG_ALGO_INVALID};
+    report(c, f, HOW_BLOCKING, XCHG_ALGO_LINEAR, 0, 1, &s, &r, NULL);
+    return 0;
+}
+
+/* The first call, or one whose cached choice is padded: agreed, blocking,
+ * on this call's statistics. */
+static int select_blocking(xchg_call *c, select_state *st, int below, xchg_algo *chosen)
+{
+    long long f[XCHG_AF_COUNT];
+    double best_t;
+    int rc = agree_now(c, f, !below);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (below && st->small == SMALL_UNDECIDED && !small_follows_table(c, st, f)) {
+        *chosen = XCHG_ALGO_LINEAR;
+        return MPI_SUCCESS;
+    }
+    *chosen = choose(c, f, HOW_BLOCKING, &best_t, &st->fallback);
+    schedule(c, st, 0, *chosen, f, best_t);
+    st->choice = *chosen;
+    st->have = 1;
+    *chosen = runnable(c, st);
+    if (is_padded(*chosen)) { /* it needs no agreement of its own */
+        c->padded_agreed = 1;
+        c->padded_max_block = (uint64_t)f[XCHG_AF_MAX_BLOCK];
+        c->padded_budget = (uint64_t)-f[XCHG_AF_NEG_BUDGET];
+    }
+    return MPI_SUCCESS;
 }
 
 int xchg_select_alltoallv(xchg_call *c, xchg_algo *chosen)
 {
-    if (c->size < setting_auto_min_p(c)) {
-        *chosen = XCHG_ALGO_LINEAR;
-        return MPI_SUCCESS;
-    }
     select_state *st = state_of(c, 1);
     if (!st)
         return xchg_error_code(MPI_ERR_NO_MEM, "out of memory for the automatic choice");
+    const int below = c->size < setting_auto_min_p(c);
+    if (below && st->small == SMALL_LINEAR) {
+        *chosen = XCHG_ALGO_LINEAR; /* agreed at the first call: no table rule for P */
+        return MPI_SUCCESS;
+    }
     arm(c, st, 0);
     st->started = 0;
     st->start_rc = MPI_SUCCESS;
     st->ncalls++;
-    if (!st->have || is_padded(st->choice)) {
-        /* first call, or a padded choice: agreed on this call's statistics */
-        long long f[XCHG_AF_COUNT];
-        double best_t;
-        int rc = agree_now(c, f, chosen, &best_t, &st->fallback);
-        if (rc != MPI_SUCCESS)
-            return rc;
-        schedule(c, st, 0, *chosen, f, best_t);
-        st->choice = *chosen;
-        st->have = 1;
-        *chosen = runnable(c, st);
-        if (is_padded(*chosen)) { /* it needs no agreement of its own */
-            c->padded_agreed = 1;
-            c->padded_max_block = (uint64_t)f[XCHG_AF_MAX_BLOCK];
-            c->padded_budget = (uint64_t)-f[XCHG_AF_NEG_BUDGET];
-        }
-        return MPI_SUCCESS;
-    }
+    if (!st->have || is_padded(st->choice))
+        return select_blocking(c, st, below, chosen);
     *chosen = runnable(c, st);
     if (st->ncalls < st->next_refresh)
         return MPI_SUCCESS; /* the cached choice, no agreement at all */
-    local_fields(c, st->mine); /* the node map was made by the first call */
+    local_fields(c, st->mine); /* the node map was made by the first call (or is not used) */
     arm(c, st, 1); /* started at the algorithm's first wait, or at the end */
     return MPI_SUCCESS;
+}
+
+int xchg_select_prepares(const xchg_comm_state *cs)
+{
+    const select_state *st = cs->ext[XCHG_EXT_SELECT];
+    return cs->size >= cs->settings.auto_min_p || (st && st->small == SMALL_TABLE);
 }
 
 /* Starts the armed refresh if it is not yet in flight. */
@@ -560,7 +710,7 @@ int xchg_select_finish(xchg_call *c)
         return rc;
     }
     double best_t;
-    xchg_algo now = choose(c, st->op.acc, 0, &best_t, &st->fallback);
+    xchg_algo now = choose(c, st->op.acc, HOW_REFRESH, &best_t, &st->fallback);
     schedule(c, st, 1, now, st->op.acc, best_t);
     st->choice = now;
     return MPI_SUCCESS;

@@ -9,7 +9,7 @@
 /* The automatic choice (src/select/select.c): the same on every rank.
  * xchg_select_alltoallv is for one-shot calls: it returns the choice
  * cached on the communicator and arms a nonblocking refresh from this
- * call's statistics, which xchg_waitall progresses and
+ * call's statistics, which xchg_call_waitall progresses and
  * xchg_select_finish completes (call it once the algorithm has run,
  * whatever it returned). xchg_select_alltoallv_now chooses from this
  * call's own statistics, blocking (persistent init). */
@@ -26,6 +26,10 @@ int xchg_select_alltoallv_now(xchg_call *c, xchg_algo *chosen);
  * model may choose it. Nothing is done twice; failures only narrow the
  * choice. */
 void xchg_select_prepare(xchg_comm_state *cs, int nonblocking);
+/* Whether auto on cs may choose an algorithm that needs that setup: from
+ * XCHG_AUTO_MIN_P ranks, and below where the communicator follows a tuning
+ * table (agreed at its first auto call). The same on every rank. */
+int xchg_select_prepares(const xchg_comm_state *cs);
 
 /* The neighbour exchange's auto (model_neighbor.c): the modelled seconds
  * per rank of direct and locality on a graph whose statistics locality's

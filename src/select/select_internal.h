@@ -110,11 +110,24 @@ double xchg_model_agree_time(const xchg_model_params *m, const xchg_pattern_stat
 double xchg_model_time(xchg_algo algo, const xchg_model_params *m,
                        const xchg_pattern_stats *s);
 
-/* Tuning table: a measured rule list that overrides the model where it
- * covers the case. Returns XCHG_ALGO_INVALID when no rule applies. */
-xchg_algo xchg_table_lookup(const xchg_pattern_stats *s);
-/* Checksum of the table XCHG_TUNING_FILE names (0: none or unreadable). */
+/* The tuning table (table.c; docs/tuning.md): measured rules that override
+ * the model where one covers the case. xchg_table_lookup returns
+ * XCHG_ALGO_INVALID when none applies, else the first that does and its
+ * line in the file (*line). */
+xchg_algo xchg_table_lookup(const xchg_pattern_stats *s, int *line);
+/* Whether a rule of the table covers P ranks (any block size). */
+int xchg_table_covers(int P);
+/* Checksum of the table XCHG_TUNING_FILE names (0: none, or it cannot be
+ * read or parsed). */
 unsigned long long xchg_table_checksum(void);
+/* XCHG_TUNING_FILE into out (""): whether it is set. */
+int xchg_table_path(char *out, size_t len);
+/* rank0: says on stderr why this process's table cannot be used, once per
+ * process and file. */
+void xchg_table_warn(int rank0);
+/* rank0: says on stderr, once per process, that the ranks' tables differ
+ * (unless this rank's own cannot be used: xchg_table_warn said so). */
+void xchg_table_warn_differ(int rank0);
 /* The table's model constants (alpha, beta, copy, overhead lines) over
  * m's, if the table this rank reads has the key given (xchg_table_key:
  * agreed by the caller); else m unchanged. */

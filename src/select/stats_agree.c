@@ -5,7 +5,7 @@
  *
  * Why our own and not MPI_(I)allreduce: the fields mix MAX and SUM, which
  * one predefined MPI_Op cannot do, and the nonblocking form must progress
- * while the exchange waits for its data (xchg_waitall polls it), under
+ * while the exchange waits for its data (xchg_call_waitall polls it), under
  * real MPI and SimGrid SMPI alike. SMPI 3.32's MPI_Iallreduce posts
  * 2(P-1) messages per rank at once (a linear algorithm, read in SimGrid's
  * smpi_nbc_impl.cpp), unlike the log P schedules of MPICH and Open MPI, so

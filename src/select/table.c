@@ -1,23 +1,18 @@
 /*
  * table.c - the tuning table: measured choices that override the model.
  *
- * XCHG_TUNING_FILE names a text file (xchg-tune writes one):
- *     # comment
- *     alpha 1.8e-6            model constants (seconds, seconds per byte)
- *     beta 1.1e-10
- *     copy 4e-11
- *     overhead 2e-7            per posted send or receive
- *     rule PMIN PMAX BMIN BMAX ALGO
- * A rule applies when PMIN <= P <= PMAX and BMIN <= mean block bytes of the
- * busiest rank <= BMAX; the first that applies wins. The constants replace
- * the model's defaults wherever the table is agreed, at every P (select.c,
- * model_params; the neighbour model likewise), rules or not. Every rank must read
- * the same file: select.c checks a checksum across ranks and ignores the
- * table everywhere if any rank disagrees, so a missing file on one node
- * costs speed, never a hang.
+ * XCHG_TUNING_FILE names a text file (xchg-tune writes one); its format and
+ * how auto uses it: docs/tuning.md, "The table format". Every rank must
+ * read the same file: auto's agreement carries the table's checksum and
+ * every rank ignores its table where the ranks' differ, so a file missing
+ * on one node costs speed, never a hang. A file that cannot be read or
+ * parsed counts as no table (checksum 0) and is reported, once per process
+ * and file, by a rank 0 (xchg_table_warn): never ignored in silence.
  */
 #include "select_internal.h"
 
+#include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,9 +21,11 @@
 typedef struct rule {
     long long pmin, pmax, bmin, bmax;
     xchg_algo algo;
+    int line;
 } rule;
 
 #define MAX_RULES 256
+#define MAX_WORDS 8
 
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static char loaded_path[1024];
@@ -37,61 +34,218 @@ static rule rules[MAX_RULES];
 static int nrules;
 static double t_alpha, t_beta, t_copy, t_overhead; /* 0: not set */
 static unsigned long long checksum;
+static char problem[512];      /* why the table is not used ("line 3: ..."); "" if it is */
+static int reported;           /* problem printed (for loaded_path) */
+static int reported_differ;    /* "the ranks' tables differ" printed (once per process) */
 
+/* The words of line, up to a '#' (a comment); MAX_WORDS + 1: more. */
+static int split(char *line, char *w[MAX_WORDS])
+{
+    char *hash = strchr(line, '#');
+    if (hash)
+        *hash = '\0';
+    int n = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(line, " \t\r\n", &save); tok;
+         tok = strtok_r(NULL, " \t\r\n", &save)) {
+        if (n == MAX_WORDS)
+            return MAX_WORDS + 1;
+        w[n++] = tok;
+    }
+    return n;
+}
+
+static int parse_positive(const char *s, double *v)
+{
+    char *end;
+    errno = 0;
+    *v = strtod(s, &end);
+    return !errno && end != s && !*end && isfinite(*v) && *v > 0;
+}
+
+static int parse_integer(const char *s, long long lo, long long *v)
+{
+    char *end;
+    errno = 0;
+    *v = strtoll(s, &end, 10);
+    return !errno && end != s && !*end && *v >= lo;
+}
+
+/* A rule's fields w[1..5]; 0, or -1 with why. */
+static int parse_rule(char **w, int n, rule *r, char *why, size_t len)
+{
+    if (n != 6) {
+        snprintf(why, len, "a rule has 5 fields (rule PMIN PMAX BMIN BMAX ALGO), this one %s%d",
+                 n > MAX_WORDS ? "more than " : "", n > MAX_WORDS ? MAX_WORDS - 1 : n - 1);
+        return -1;
+    }
+    static const char *const field[] = {"PMIN", "PMAX", "BMIN", "BMAX"};
+    long long *v[] = {&r->pmin, &r->pmax, &r->bmin, &r->bmax};
+    for (int i = 0; i < 4; i++)
+        if (!parse_integer(w[1 + i], i < 2 ? 1 : 0, v[i])) {
+            snprintf(why, len, "%s '%s' is not %s", field[i], w[1 + i],
+                     i < 2 ? "a rank count (an integer >= 1)" : "a byte count (an integer >= 0)");
+            return -1;
+        }
+    if (r->pmin > r->pmax || r->bmin > r->bmax) {
+        int p = r->pmin > r->pmax;
+        snprintf(why, len, "%s %lld > %s %lld: the rule covers nothing", p ? "PMIN" : "BMIN",
+                 p ? r->pmin : r->bmin, p ? "PMAX" : "BMAX", p ? r->pmax : r->bmax);
+        return -1;
+    }
+    const xchg_algo_info *info = xchg_registry_find_name(w[5]);
+    if (!info) {
+        snprintf(why, len, strcmp(w[5], "auto") == 0
+                 ? "a rule names an algorithm, not '%s'"
+                 : "unknown algorithm '%s' (xchg-bench --list names them)", w[5]);
+        return -1;
+    }
+    if (info->baseline && info->id != XCHG_ALGO_VENDOR) {
+        snprintf(why, len, "'%s' models an MPI library's algorithm for comparison only; a rule "
+                 "names an xchg algorithm or vendor", w[5]);
+        return -1;
+    }
+    r->algo = info->id;
+    return 0;
+}
+
+/* One line's words; 0, or -1 with why. */
+static int parse_line(char **w, int n, int lineno, char *why, size_t len)
+{
+    static const char *const keys[] = {"alpha", "beta", "copy", "overhead"};
+    double *vals[] = {&t_alpha, &t_beta, &t_copy, &t_overhead};
+    if (n == 0)
+        return 0;
+    for (int i = 0; i < 4; i++)
+        if (strcmp(w[0], keys[i]) == 0) {
+            if (n != 2 || !parse_positive(w[1], vals[i])) {
+                snprintf(why, len, "%s wants one number > 0 (%s)%s%s%s", keys[i],
+                         i == 1 || i == 2 ? "seconds per byte" : "seconds",
+                         n == 2 ? ", not '" : "", n == 2 ? w[1] : "", n == 2 ? "'" : "");
+                return -1;
+            }
+            return 0;
+        }
+    if (strcmp(w[0], "rule") != 0) {
+        snprintf(why, len, "unknown keyword '%s' (a line is alpha, beta, copy, overhead or "
+                 "rule)", w[0]);
+        return -1;
+    }
+    rule r;
+    if (parse_rule(w, n, &r, why, len))
+        return -1;
+    if (nrules == MAX_RULES) {
+        snprintf(why, len, "more than %d rules", MAX_RULES);
+        return -1;
+    }
+    r.line = lineno;
+    rules[nrules++] = r;
+    return 0;
+}
+
+/* Reads path (table_lock held). Any problem: no rules, no constants,
+ * checksum 0, and `problem` says where and why. */
 static void load(const char *path)
 {
     nrules = 0;
     t_alpha = t_beta = t_copy = t_overhead = 0;
     checksum = 0;
+    problem[0] = '\0';
+    reported = 0;
     FILE *f = fopen(path, "r");
-    if (!f)
+    if (!f) {
+        snprintf(problem, sizeof problem, ": cannot be read (%s)", strerror(errno));
         return;
-    char line[512];
+    }
+    char line[1024], why[400];
     unsigned long long h = 1469598103934665603ull;
-    while (fgets(line, sizeof line, f)) {
+    int lineno = 0, bad = 0;
+    while (!bad && fgets(line, sizeof line, f)) {
+        lineno++;
         for (char *p = line; *p; p++)
             h = (h ^ (unsigned char)*p) * 1099511628211ull;
-        char name[64];
-        double v;
-        rule r;
-        if (line[0] == '#' || line[0] == '\n')
-            continue;
-        if (sscanf(line, "rule %lld %lld %lld %lld %63s", &r.pmin, &r.pmax, &r.bmin, &r.bmax,
-                   name) == 5) {
-            const xchg_algo_info *info = xchg_registry_find_name(name);
-            r.algo = info ? info->id : XCHG_ALGO_INVALID;
-            /* a rule naming a baseline (vendor, the MPI models) or "auto"
-             * is ignored: auto never runs one, the model decides there */
-            if (info && !info->baseline && nrules < MAX_RULES)
-                rules[nrules++] = r;
-        } else if (sscanf(line, "alpha %lf", &v) == 1) {
-            t_alpha = v;
-        } else if (sscanf(line, "beta %lf", &v) == 1) {
-            t_beta = v;
-        } else if (sscanf(line, "copy %lf", &v) == 1) {
-            t_copy = v;
-        } else if (sscanf(line, "overhead %lf", &v) == 1) {
-            t_overhead = v;
+        char *w[MAX_WORDS];
+        if (!strchr(line, '\n') && !feof(f)) {
+            snprintf(why, sizeof why, "longer than %d characters", (int)sizeof line - 2);
+            bad = 1;
+        } else {
+            bad = parse_line(w, split(line, w), lineno, why, sizeof why) != 0;
         }
     }
+    if (!bad && ferror(f)) {
+        snprintf(problem, sizeof problem, ": cannot be read (%s)", strerror(errno));
+        nrules = 0;
+        t_alpha = t_beta = t_copy = t_overhead = 0;
+    } else if (bad) {
+        snprintf(problem, sizeof problem, " line %d: %s", lineno, why);
+        nrules = 0;
+        t_alpha = t_beta = t_copy = t_overhead = 0;
+    } else {
+        checksum = h;
+    }
     fclose(f);
-    checksum = h;
 }
 
-unsigned long long xchg_table_checksum(void)
+/* XCHG_TUNING_FILE, read if it is not the one loaded (table_lock held);
+ * NULL where it is unset. */
+static const char *current(void)
 {
     const char *path = getenv("XCHG_TUNING_FILE");
     if (!path || !*path)
-        return 0;
-    pthread_mutex_lock(&table_lock);
+        return NULL;
     if (!loaded || strcmp(path, loaded_path) != 0) {
         snprintf(loaded_path, sizeof loaded_path, "%s", path);
         load(path);
         loaded = 1;
     }
-    unsigned long long c = checksum;
+    return loaded_path;
+}
+
+unsigned long long xchg_table_checksum(void)
+{
+    pthread_mutex_lock(&table_lock);
+    unsigned long long c = current() ? checksum : 0;
     pthread_mutex_unlock(&table_lock);
     return c;
+}
+
+int xchg_table_path(char *out, size_t len)
+{
+    pthread_mutex_lock(&table_lock);
+    const char *p = current();
+    snprintf(out, len, "%s", p ? p : "");
+    pthread_mutex_unlock(&table_lock);
+    return p != NULL;
+}
+
+void xchg_table_warn(int rank0)
+{
+    if (!rank0)
+        return;
+    pthread_mutex_lock(&table_lock);
+    if (current() && problem[0] && !reported) {
+        reported = 1;
+        fprintf(stderr, "xchg: warning: tuning table %s%s; the table is ignored on every "
+                "rank\n", loaded_path, problem);
+        fflush(stderr);
+    }
+    pthread_mutex_unlock(&table_lock);
+}
+
+void xchg_table_warn_differ(int rank0)
+{
+    if (!rank0)
+        return;
+    pthread_mutex_lock(&table_lock);
+    int own_problem = current() && problem[0]; /* reported by xchg_table_warn */
+    if (!own_problem && !reported_differ) {
+        reported_differ = 1;
+        fprintf(stderr, "xchg: warning: the ranks do not all read the same tuning table "
+                "(XCHG_TUNING_FILE unset, different or unusable on some rank); every rank "
+                "ignores its table\n");
+        fflush(stderr);
+    }
+    pthread_mutex_unlock(&table_lock);
 }
 
 /* The table's model constants over m's (table_lock held). */
@@ -117,19 +271,31 @@ void xchg_table_constants(double key, xchg_model_params *m)
     pthread_mutex_unlock(&table_lock);
 }
 
-xchg_algo xchg_table_lookup(const xchg_pattern_stats *s)
+int xchg_table_covers(int P)
 {
-    if (xchg_table_checksum() == 0)
-        return XCHG_ALGO_INVALID;
+    int found = 0;
+    pthread_mutex_lock(&table_lock);
+    if (current() && checksum != 0)
+        for (int i = 0; i < nrules && !found; i++)
+            found = P >= rules[i].pmin && P <= rules[i].pmax;
+    pthread_mutex_unlock(&table_lock);
+    return found;
+}
+
+xchg_algo xchg_table_lookup(const xchg_pattern_stats *s, int *line)
+{
     long long mean = s->P > 0 ? s->max_rank_bytes / s->P : 0;
     xchg_algo found = XCHG_ALGO_INVALID;
+    *line = 0;
     pthread_mutex_lock(&table_lock);
-    for (int i = 0; i < nrules; i++)
-        if (s->P >= rules[i].pmin && s->P <= rules[i].pmax && mean >= rules[i].bmin &&
-            mean <= rules[i].bmax && xchg_registry_find(rules[i].algo)) {
-            found = rules[i].algo;
-            break;
-        }
+    if (current() && checksum != 0)
+        for (int i = 0; i < nrules; i++)
+            if (s->P >= rules[i].pmin && s->P <= rules[i].pmax && mean >= rules[i].bmin &&
+                mean <= rules[i].bmax && xchg_registry_find(rules[i].algo)) {
+                found = rules[i].algo;
+                *line = rules[i].line;
+                break;
+            }
     pthread_mutex_unlock(&table_lock);
     return found;
 }

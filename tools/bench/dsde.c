@@ -23,6 +23,7 @@
 #include "dsde.h"
 
 #include "bench_util.h"
+#include "oversubscribed.h"
 #include "xchg.h"
 
 #include <inttypes.h>
@@ -718,6 +719,7 @@ int dsde_main(int argc, char **argv, MPI_Comm comm)
     /* Output files must be writable before the measuring. */
     if (!bench_files_writable(r->csv, r->json, comm))
         return 1;
+    bench_warn_oversubscribed(comm);
 
     int k = r->k, na = r->na;
     exch x;

@@ -40,6 +40,7 @@
 #include "neighbor.h"
 
 #include "bench_util.h"
+#include "oversubscribed.h"
 #include "xchg.h"
 
 #include <stdint.h>
@@ -557,6 +558,7 @@ int neighbor_main(int argc, char **argv, MPI_Comm comm)
             fputs(usage, stdout);
         return 0;
     }
+    bench_warn_oversubscribed(comm);
     int rc = !strcmp(r->pattern, "spmv")   ? make_spmv(r, comm)
              : !strcmp(r->pattern, "file") ? make_from_file(r, comm)
              : !strcmp(r->pattern, "blocks") ? make_blocks(r, comm)

@@ -19,6 +19,7 @@
  *                      [--iters N] [--chunks K] [--compute US]
  */
 #include "overlap.h"
+#include "oversubscribed.h"
 
 #include "patterns.h"
 #include "xchg.h"
@@ -237,6 +238,7 @@ int overlap_main(int argc, char **argv, MPI_Comm comm)
             return ov_usage("unknown algorithm in --algos");
         r.algos[r.na++] = a;
     }
+    bench_warn_oversubscribed(comm);
     if (rank == 0) {
         printf("# xchg-bench overlap, pattern %s, %d ranks, %d iterations (+1 warm-up), "
                "%d compute chunks with an xchg_test after each\n",

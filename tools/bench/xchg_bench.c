@@ -23,6 +23,7 @@
 #include "dsde.h"
 #include "neighbor.h"
 #include "overlap.h"
+#include "oversubscribed.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -809,6 +810,7 @@ int main(int argc, char **argv)
     /* Output files must be writable before an hour of measuring. */
     if (!bench_files_writable(r->csv, r->json, comm))
         return finish(&comm, 1);
+    bench_warn_oversubscribed(comm);
 
     /* file:PATH[:N]: the recorded shape, read on rank 0, on every rank */
     if (r->file_spec) {

@@ -1,21 +1,22 @@
 /*
  * xchg_tune.c - xchg-tune: measure this machine, write a tuning table.
  *
- *     mpiexec -n P xchg-tune --out xchg-tuning.txt [--sizes 8:65536] [--iters 20]
+ *     mpiexec -n P xchg-tune --out xchg-tuning.txt [--sizes 8:64K] [--iters 20] [--verify]
  *     export XCHG_TUNING_FILE=$PWD/xchg-tuning.txt
  *
  * For each mean message size (powers of 4 between MIN and MAX) it times
- * every registered algorithm but the baselines (vendor is timed for
- * comparison only) on random counts in [0, 2*mean] bytes, after
- * checking its result against MPI_Alltoallv, and writes a rule naming the
- * fastest (median of the per-iteration maximum over ranks). It also
- * measures the model constants alpha and beta with a ping-pong between
- * rank 0 and the last rank, written only where these are on different
- * nodes (else the model keeps its link constants); they replace the
- * model's defaults at every P (not only where a rule applies), as every
- * rank reads the same table. Rules hold for this P only; run it once per
- * job size you use. --verify re-reads the table and checks that
- * xchg_alltoallv then picks each rule's algorithm.
+ * every registered algorithm but the models of MPI libraries, vendor (MPI's
+ * own MPI_Alltoallv) included, on random counts in [0, 2*mean] bytes,
+ * after checking its result against MPI_Alltoallv, and writes a rule for
+ * this P naming the fastest (median of the per-iteration maximum over
+ * ranks): vendor where MPI's own call is, so a rule never names an
+ * algorithm slower than it. Auto applies a rule at the P it names, also
+ * below XCHG_AUTO_MIN_P. It also measures the model constants alpha and
+ * beta with a ping-pong between rank 0 and the last rank, written only
+ * where these are on different nodes (else the model keeps its link
+ * constants). --verify re-reads the table under the settings of this run
+ * (XCHG_AUTO_MIN_P included) and checks that xchg_alltoallv then runs each
+ * rule's algorithm. The table format and how auto uses it: docs/tuning.md.
  *
  * --pattern file:PATH[:N] tunes on an application's own exchange instead:
  * the N-th shape of a file XCHG_RECORD wrote (tools/bench/record_file.h,
@@ -24,6 +25,8 @@
 #include "record_load.h"
 #include "xchg.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,13 +195,241 @@ static int peer_on_my_node(void)
     return leader == 0; /* rank 0 leads its own node */
 }
 
+static const char usage_line[] =
+    "usage: xchg-tune [--out FILE] [--sizes MIN:MAX] [--iters N] [--verify]\n"
+    "                 [--pattern file:PATH[:N]] [--help]\n";
+static const char usage_text[] =
+    "  --out FILE         the table to write (default xchg-tuning.txt)\n"
+    "  --sizes MIN:MAX    mean block bytes to measure, every power of 4 from MIN up to\n"
+    "                     MAX; powers of two, K/M/G suffixes, as xchg-bench's\n"
+    "                     (default 8:64K); one SIZE alone measures it only\n"
+    "  --iters N          timed calls per algorithm and size, the median is kept\n"
+    "                     (default 20)\n"
+    "  --verify           then check that auto, reading the table under this run's\n"
+    "                     settings, runs each rule's algorithm (exit 1 if not)\n"
+    "  --pattern file:PATH[:N]  tune on the N-th shape (default 0) of a file\n"
+    "                     XCHG_RECORD wrote instead of random counts: one rule\n"
+    "  --help, -h         this text\n"
+    "Every rule is for this run's number of ranks: run it once per job size.\n"
+    "Use the table with XCHG_TUNING_FILE=FILE (docs/tuning.md).\n";
+
 static void usage_exit(const char *msg)
 {
     if (rank == 0)
-        fprintf(stderr, "xchg-tune: %s\nusage: xchg-tune [--out FILE] [--sizes MIN:MAX] "
-                        "[--iters N] [--verify] [--pattern file:PATH[:N]]\n", msg);
+        fprintf(stderr, "xchg-tune: %s\n%s(xchg-tune --help says more)\n", msg, usage_line);
     MPI_Finalize();
     exit(2);
+}
+
+/* "64", "4K", "1M", "1G": a power of two of bytes (xchg-bench's rule). */
+static int parse_size(const char *s, long long *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || v <= 0)
+        return -1;
+    int shift = 0;
+    if (*end == 'k' || *end == 'K')
+        shift = 10, end++;
+    else if (*end == 'm' || *end == 'M')
+        shift = 20, end++;
+    else if (*end == 'g' || *end == 'G')
+        shift = 30, end++;
+    if (*end || v > (LLONG_MAX >> 31))
+        return -1;
+    v <<= shift;
+    if (v & (v - 1))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* --sizes MIN:MAX or SIZE; counts of up to 2 x MAX bytes to each of P ranks
+ * must fit an int displacement. */
+static void parse_sizes(const char *val, long *smin, long *smax)
+{
+    char buf[64];
+    long long lo, hi;
+    const char *colon = strchr(val, ':');
+    snprintf(buf, sizeof buf, "%s", val);
+    if (colon && (size_t)(colon - val) < sizeof buf)
+        buf[colon - val] = '\0';
+    if (strlen(val) >= sizeof buf || parse_size(buf, &lo) ||
+        parse_size(colon ? colon + 1 : buf, &hi) || lo > hi) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "--sizes needs MIN:MAX, powers of two with MIN <= MAX "
+                 "(like 16:64K), not '%.60s'", val);
+        usage_exit(msg);
+    }
+    if (hi > INT_MAX / 2 / P) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "--sizes: MAX %lld is too large for %d ranks (2 x MAX x "
+                 "ranks bytes must fit an int displacement)", hi, P);
+        usage_exit(msg);
+    }
+    *smin = (long)lo;
+    *smax = (long)hi;
+}
+
+typedef struct options {
+    const char *out, *file_spec;
+    long smin, smax;
+    int iters, verify;
+} options;
+
+static void parse_options(int argc, char **argv, options *o)
+{
+    *o = (options){"xchg-tuning.txt", NULL, 8, 65536, 20, 0};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int has_value = i + 1 < argc;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            if (rank == 0)
+                printf("%s%s", usage_line, usage_text);
+            MPI_Finalize();
+            exit(0);
+        } else if (!strcmp(a, "--verify")) {
+            o->verify = 1;
+        } else if (strcmp(a, "--out") && strcmp(a, "--sizes") && strcmp(a, "--iters") &&
+                   strcmp(a, "--pattern")) {
+            char msg[160];
+            snprintf(msg, sizeof msg, "unknown option '%.60s'", a);
+            usage_exit(msg);
+        } else if (!has_value) {
+            char msg[80];
+            snprintf(msg, sizeof msg, "%s needs a value", a);
+            usage_exit(msg);
+        } else if (!strcmp(a, "--out")) {
+            o->out = argv[++i];
+        } else if (!strcmp(a, "--sizes")) {
+            parse_sizes(argv[++i], &o->smin, &o->smax);
+        } else if (!strcmp(a, "--iters")) {
+            char *end;
+            long v = strtol(argv[++i], &end, 10);
+            if (*end || end == argv[i] || v < 1 || v > 1000000)
+                usage_exit("--iters wants a number in [1, 1000000]");
+            o->iters = (int)v;
+        } else {
+            o->file_spec = argv[++i];
+            if (strncmp(o->file_spec, "file:", 5) != 0)
+                usage_exit("--pattern wants file:PATH[:N] (a file XCHG_RECORD wrote)");
+            o->file_spec += 5;
+        }
+    }
+}
+
+/* The fastest algorithm on p, vendor (MPI's own call) included, so that
+ * a rule never names one slower than it; not the models of MPI
+ * libraries' algorithms, which a rule may not name. *vt: vendor's time. */
+static xchg_algo fastest(pattern *p, long size, int iters, double *bt, double *vt)
+{
+    xchg_algo best = XCHG_ALGO_VENDOR;
+    *bt = *vt = 0;
+    for (int a = 0; a < xchg_algo_count(); a++) {
+        xchg_algo al = xchg_algo_at(a);
+        if (xchg_algo_is_baseline(al) && al != XCHG_ALGO_VENDOR)
+            continue;
+        double t = time_algo(al, p, iters);
+        if (t < 0) {
+            if (rank == 0)
+                fprintf(stderr, "xchg-tune: %s gives a wrong result at %ld B: skipped\n",
+                        xchg_algo_name(al), size);
+            continue;
+        }
+        if (al == XCHG_ALGO_VENDOR)
+            *vt = t;
+        if (*bt == 0 || t < *bt) { /* a tie keeps the earlier: vendor is first */
+            *bt = t;
+            best = al;
+        }
+    }
+    return best;
+}
+
+/* --verify: auto, reading the table as the user's runs will (this run's
+ * settings, XCHG_AUTO_MIN_P included), runs each rule's algorithm;
+ * returns the failures. */
+static int verify_table(const char *out, int nsizes, long *sizes, const xchg_algo *best,
+                        const bench_record *recp)
+{
+    const char *forced = getenv("XCHG_ALLTOALLV_ALGO");
+    if (forced && *forced && strcmp(forced, "auto") != 0 && rank == 0)
+        fprintf(stderr, "xchg-tune --verify: XCHG_ALLTOALLV_ALGO=%s forces an algorithm, so "
+                "auto and the table are not used; unset it to verify\n", forced);
+    setenv("XCHG_TUNING_FILE", out, 1);
+    int failures = 0;
+    for (int i = 0; i < nsizes; i++) {
+        pattern p;
+        pattern_get(&p, sizes[i], recp); /* fitted before */
+        /* A new communicator per size: xchg reads its settings once per
+         * communicator, and the first call there chooses from its own
+         * statistics (later ones run a cached choice, refreshed on
+         * auto's schedule, docs/user-guide.md "The automatic choice
+         * and tuning") */
+        MPI_Comm vcomm;
+        MPI_Comm_dup(MPI_COMM_WORLD, &vcomm);
+        int rc = xchg_alltoallv(p.sb, p.sc, p.sd, MPI_BYTE, p.rb, p.rc, p.rd, MPI_BYTE, vcomm);
+        xchg_stats s;
+        xchg_get_stats(vcomm, &s);
+        MPI_Comm_free(&vcomm);
+        int ok = rc == MPI_SUCCESS && s.algo == best[i] &&
+                 memcmp(p.rb, p.ref, (size_t)p.rtot) == 0, all;
+        MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        if (!all) {
+            failures++;
+            if (rank == 0)
+                fprintf(stderr, "xchg-tune --verify: at %ld B the table says %s but "
+                                "xchg_alltoallv ran %s\n", sizes[i], xchg_algo_name(best[i]),
+                        xchg_algo_name(s.algo));
+        }
+        pattern_free(&p);
+    }
+    if (rank == 0)
+        printf("verify: %d passed, %d failed\n", nsizes - failures, failures);
+    return failures;
+}
+
+/* Writes the table (rank 0); *written[i]: size i has a rule. 0, or 1 on
+ * every rank if it cannot be written. */
+static int write_table(const char *out, int one_node, double wire, double beta, int nsizes,
+                       const long long *keys, const xchg_algo *best, int *written)
+{
+    int werr = 0;
+    for (int i = 0; i < nsizes; i++) {
+        /* the selector keys rules on the busiest rank's bytes / P:
+         * bucket edges halfway between the measured keys */
+        long long lo = i == 0 ? 0 : (keys[i - 1] + keys[i]) / 2 + 1;
+        long long hi = i == nsizes - 1 ? 1LL << 40 : (keys[i] + keys[i + 1]) / 2;
+        written[i] = hi >= lo; /* else keys too close to separate */
+    }
+    FILE *f = rank == 0 ? fopen(out, "w") : NULL;
+    if (rank == 0 && !f) {
+        fprintf(stderr, "xchg-tune: cannot write %s: %s\n", out, strerror(errno));
+        werr = 1;
+    } else if (f) {
+        fprintf(f, "# xchg tuning table: written by xchg-tune on %d ranks (docs/tuning.md)\n", P);
+        /* the model's constants: they price every P, not only the rules' */
+        if (one_node)
+            fprintf(f, "# alpha, beta not written: rank 0 and rank %d share a node, so the\n"
+                       "# ping-pong measured no link between nodes\n", P - 1);
+        else
+            fprintf(f, "alpha %.6g\nbeta %.6g\noverhead %.6g\n", wire, beta, TUNE_OVERHEAD);
+        for (int i = 0; i < nsizes; i++) {
+            long long lo = i == 0 ? 0 : (keys[i - 1] + keys[i]) / 2 + 1;
+            long long hi = i == nsizes - 1 ? 1LL << 40 : (keys[i] + keys[i + 1]) / 2;
+            if (written[i])
+                fprintf(f, "rule %d %d %lld %lld %s\n", P, P, lo, hi, xchg_algo_name(best[i]));
+        }
+        if (fclose(f) != 0) {
+            fprintf(stderr, "xchg-tune: cannot write %s: %s\n", out, strerror(errno));
+            werr = 1;
+        } else {
+            printf("# wrote %s: export XCHG_TUNING_FILE=%s\n", out, out);
+        }
+    }
+    MPI_Bcast(&werr, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    return werr;
 }
 
 int main(int argc, char **argv)
@@ -207,37 +438,15 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &P);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    const char *out = "xchg-tuning.txt";
-    long smin = 8, smax = 65536;
-    int iters = 20, verify = 0;
-    const char *file_spec = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--out") && i + 1 < argc)
-            out = argv[++i];
-        else if (!strcmp(argv[i], "--sizes") && i + 1 < argc) {
-            if (sscanf(argv[++i], "%ld:%ld", &smin, &smax) != 2 || smin < 1 || smax < smin)
-                usage_exit("--sizes wants MIN:MAX with 1 <= MIN <= MAX");
-        } else if (!strcmp(argv[i], "--iters") && i + 1 < argc) {
-            iters = atoi(argv[++i]);
-            if (iters < 1)
-                usage_exit("--iters wants a positive number");
-        } else if (!strcmp(argv[i], "--verify"))
-            verify = 1;
-        else if (!strcmp(argv[i], "--pattern") && i + 1 < argc) {
-            file_spec = argv[++i];
-            if (strncmp(file_spec, "file:", 5) != 0)
-                usage_exit("--pattern wants file:PATH[:N] (a file XCHG_RECORD wrote)");
-            file_spec += 5;
-        } else
-            usage_exit("unknown option");
-    }
+    options o;
+    parse_options(argc, argv, &o);
     bench_record rec;
     const bench_record *recp = NULL;
-    if (file_spec) {
+    if (o.file_spec) {
         char err[1200];
-        if (bench_record_load(file_spec, MPI_COMM_WORLD, &rec, err, sizeof err)) {
+        if (bench_record_load(o.file_spec, MPI_COMM_WORLD, &rec, err, sizeof err)) {
             if (rank == 0)
-                fprintf(stderr, "xchg-tune: --pattern file:%s: %s\n", file_spec, err);
+                fprintf(stderr, "xchg-tune: --pattern file:%s: %s\n", o.file_spec, err);
             MPI_Finalize();
             return 2;
         }
@@ -260,21 +469,22 @@ int main(int argc, char **argv)
 
     int nsizes = 0;
     long sizes[40];
-    for (long s = smin; s <= smax && nsizes < 40 && !recp; s *= 4)
+    for (long s = o.smin; s <= o.smax && nsizes < 40 && !recp; s *= 4)
         sizes[nsizes++] = s;
     if (recp) /* the recorded shape, one rule */
         sizes[nsizes++] = 0;
     xchg_algo best[40];
     long long keys[40];
+    int written[40];
     if (rank == 0 && recp)
-        printf("# xchg-tune: %d ranks, %s shape %d (recorded at P=%d%s), median of %d\n"
-               "# alpha %.3g s  beta %.3g s/B\n%10s %-18s %12s %12s\n", P, recp->path,
-               recp->index, recp->P0, recp->P0 == P ? "" : ", scaled", iters, alpha, beta,
-               "mean_B", "fastest", "median_us", "vendor_us");
+        printf("# xchg-tune: %d ranks, %s shape %d (recorded at P=%d%s), median of %d\n",
+               P, recp->path, recp->index, recp->P0, recp->P0 == P ? "" : ", scaled", o.iters);
     else if (rank == 0)
-        printf("# xchg-tune: %d ranks, random counts in [0, 2*mean], median of %d\n"
-               "# alpha %.3g s  beta %.3g s/B\n%10s %-18s %12s %12s\n", P, iters, alpha, beta,
-               "mean_B", "fastest", "median_us", "vendor_us");
+        printf("# xchg-tune: %d ranks, random counts in [0, 2*mean], median of %d\n", P,
+               o.iters);
+    if (rank == 0)
+        printf("# alpha %.3g s  beta %.3g s/B\n%10s %-18s %12s %12s\n", alpha, beta, "mean_B",
+               "fastest", "median_us", "vendor_us");
     for (int i = 0; i < nsizes; i++) {
         pattern p;
         if (pattern_get(&p, sizes[i], recp)) {
@@ -290,96 +500,22 @@ int main(int argc, char **argv)
             sizes[i] = (long)(all / ((long long)P * P));
         }
         keys[i] = p.key;
-        double bt = 0, vt = 0;
-        best[i] = XCHG_ALGO_LINEAR;
-        for (int a = 0; a < xchg_algo_count(); a++) {
-            xchg_algo al = xchg_algo_at(a);
-            /* baselines are never a rule; vendor is timed for the table */
-            if (xchg_algo_is_baseline(al) && al != XCHG_ALGO_VENDOR)
-                continue;
-            double t = time_algo(al, &p, iters);
-            if (t < 0) {
-                if (rank == 0)
-                    fprintf(stderr, "xchg-tune: %s gives a wrong result at %ld B: skipped\n",
-                            xchg_algo_name(al), sizes[i]);
-                continue;
-            }
-            if (al == XCHG_ALGO_VENDOR) {
-                vt = t;
-                continue;
-            }
-            if (bt == 0 || t < bt) {
-                bt = t;
-                best[i] = al;
-            }
-        }
+        double bt, vt;
+        best[i] = fastest(&p, sizes[i], o.iters, &bt, &vt);
         if (rank == 0)
             printf("%10ld %-18s %12.1f %12.1f\n", sizes[i], xchg_algo_name(best[i]), bt * 1e6,
                    vt * 1e6);
         pattern_free(&p);
     }
-    int werr = 0;
-    if (rank == 0) {
-        FILE *f = fopen(out, "w");
-        if (!f) {
-            fprintf(stderr, "xchg-tune: cannot write %s\n", out);
-            werr = 1;
-        } else {
-            fprintf(f, "# xchg tuning table: written by xchg-tune on %d ranks\n", P);
-            /* the model's constants: they price every P, not only the
-             * rules' (src/select/select.c, model_params) */
-            if (one_node)
-                fprintf(f, "# alpha, beta not written: rank 0 and rank %d share a node, so the\n"
-                           "# ping-pong measured no link between nodes\n", P - 1);
-            else
-                fprintf(f, "alpha %.6g\nbeta %.6g\noverhead %.6g\n", wire, beta, TUNE_OVERHEAD);
-            for (int i = 0; i < nsizes; i++) {
-                /* the selector keys rules on the busiest rank's bytes / P:
-                 * bucket edges halfway between the measured keys */
-                long long lo = i == 0 ? 0 : (keys[i - 1] + keys[i]) / 2 + 1;
-                long long hi = i == nsizes - 1 ? 1LL << 40 : (keys[i] + keys[i + 1]) / 2;
-                if (hi < lo)
-                    continue; /* keys too close to separate */
-                fprintf(f, "rule %d %d %lld %lld %s\n", P, P, lo, hi, xchg_algo_name(best[i]));
+    int failures = write_table(o.out, one_node, wire, beta, nsizes, keys, best, written);
+    if (o.verify && !failures) {
+        int n = 0;
+        for (int i = 0; i < nsizes; i++)
+            if (written[i]) {
+                sizes[n] = sizes[i];
+                best[n++] = best[i];
             }
-            fclose(f);
-            printf("# wrote %s: export XCHG_TUNING_FILE=%s\n", out, out);
-        }
-    }
-    MPI_Bcast(&werr, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    int failures = werr;
-    if (verify && !werr) {
-        setenv("XCHG_TUNING_FILE", out, 1);
-        setenv("XCHG_AUTO_MIN_P", "1", 1);
-        for (int i = 0; i < nsizes; i++) {
-            pattern p;
-            pattern_get(&p, sizes[i], recp); /* fitted above */
-            /* A new communicator per size: xchg reads its settings once per
-             * communicator, and the first call there chooses from its own
-             * statistics (later ones run a cached choice, refreshed on
-             * auto's schedule, docs/user-guide.md "The automatic choice
-             * and tuning") */
-            MPI_Comm vcomm;
-            MPI_Comm_dup(MPI_COMM_WORLD, &vcomm);
-            int rc = xchg_alltoallv(p.sb, p.sc, p.sd, MPI_BYTE, p.rb, p.rc, p.rd, MPI_BYTE,
-                                    vcomm);
-            xchg_stats s;
-            xchg_get_stats(vcomm, &s);
-            MPI_Comm_free(&vcomm);
-            int ok = rc == MPI_SUCCESS && s.algo == best[i] &&
-                     memcmp(p.rb, p.ref, (size_t)p.rtot) == 0, all;
-            MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-            if (!all) {
-                failures++;
-                if (rank == 0)
-                    fprintf(stderr, "xchg-tune --verify: at %ld B the table says %s but "
-                                    "xchg_alltoallv ran %s\n", sizes[i], xchg_algo_name(best[i]),
-                            xchg_algo_name(s.algo) ? xchg_algo_name(s.algo) : "?");
-            }
-            pattern_free(&p);
-        }
-        if (rank == 0)
-            printf("verify: %d passed, %d failed\n", nsizes - failures, failures);
+        failures = verify_table(o.out, n, sizes, best, recp);
     }
     if (recp)
         bench_record_free(&rec);

@@ -7,6 +7,9 @@
  * on 2 cores ran our test suite 3x slower. Wrapping ucp_worker_progress and
  * calling sched_yield() after a poll that found nothing hands the core over.
  * Used for tests and oversubscribed runs only; never linked into libxchg.
+ * Installed in the library directory with the tools; usage:
+ * LD_PRELOAD=<prefix>/lib/libxchg-mpich-yield.so mpiexec ... (docs/benchmarking.md,
+ * "Oversubscribed machines").
  *
  * Finding the real ucp_worker_progress: dlsym(RTLD_NEXT) searches the
  * global scope only. When MPI is loaded by dlopen with RTLD_LOCAL (Python
