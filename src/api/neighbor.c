@@ -137,6 +137,7 @@ static int analysis_of(nbr_state *st, xchg_nbr_call *c, xchg_neighbor_algo id)
     if (!a || !a->analyse || (int)id >= NBR_IDS || st->analysis[id])
         return MPI_SUCCESS;
     c->table_key = xchg_table_key(); /* for locality's census (auto's model) */
+    xchg_table_warn(c->rank == 0);    /* a table it cannot use, as auto says */
     return a->analyse(c, &st->analysis[id]);
 }
 

@@ -43,5 +43,8 @@ void xchg_model_neighbor(const struct xchg_nbr_stats *s, int polled, double *dir
  * census agrees so that xchg_model_neighbor takes the table's constants
  * only where every rank read the same table. */
 double xchg_table_key(void);
+/* rank0: says on stderr why this process's table cannot be used, once per
+ * process and file (every family that reads the table calls it). */
+void xchg_table_warn(int rank0);
 
 #endif /* XCHG_SELECT_H */
