@@ -69,7 +69,8 @@ typedef enum xchg_algo {
     XCHG_ALGO_HYBRID = 15,         /* "hybrid": small blocks by radix Bruck, large directly */
     XCHG_ALGO_NODE_PAIRS = 16,     /* "node_pairs": one message per node pair, no leader */
     XCHG_ALGO_MULTILEADER = 17,    /* "multileader": k leaders per node, one message per leader pair */
-    XCHG_ALGO_BRUCK_2LEVEL = 18    /* "bruck_2level": radix Bruck across, then inside nodes */
+    XCHG_ALGO_BRUCK_2LEVEL = 18,   /* "bruck_2level": radix Bruck across, then inside nodes */
+    XCHG_ALGO_SHM = 19             /* "shm": through a node-shared window, ranks on one node */
 } xchg_algo;
 
 /* MPI_Alltoallv with the same signature and semantics (MPI_IN_PLACE as
@@ -218,7 +219,9 @@ XCHG_API xchg_algo xchg_request_algo(xchg_request req);
  * multileader, bruck_2level) split node communicators (blocking, at the
  * start of their first exchange on a communicator; auto's first exchange on
  * a communicator of several multi-rank nodes makes them too, since auto may
- * choose one). docs/user-guide.md "Nonblocking use".
+ * choose one); shm makes its node-shared window the same way, at its first
+ * exchange and at the first after one that needed a larger window.
+ * docs/user-guide.md "Nonblocking use".
  */
 XCHG_API int xchg_ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
                              MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],

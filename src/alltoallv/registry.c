@@ -36,6 +36,7 @@ int xchg_alltoallv_hybrid(xchg_call *c);
 int xchg_alltoallv_bruck_2level(xchg_call *c);
 int xchg_alltoallv_node_pairs(xchg_call *c);
 int xchg_alltoallv_multileader(xchg_call *c);
+int xchg_alltoallv_shm(xchg_call *c);
 
 /* hierarchical.c: the node layout and its size tables made now (collective
  * over cs->pcomm), and whether they exist. */
@@ -47,6 +48,10 @@ int xchg_bruck_2level_ready(const xchg_comm_state *cs);
 /* node_pairs.c: the same for its node tables. */
 int xchg_node_pairs_prepare(xchg_comm_state *cs);
 int xchg_node_pairs_ready(const xchg_comm_state *cs);
+/* shm.c: the node-shared window made (or grown) now, and whether it needs
+ * no collective. */
+int xchg_shm_prepare(xchg_comm_state *cs);
+int xchg_shm_ready(const xchg_comm_state *cs);
 /* multileader.c: the same for its group tables. */
 int xchg_multileader_prepare(xchg_comm_state *cs);
 int xchg_multileader_ready(const xchg_comm_state *cs);
@@ -123,6 +128,11 @@ static const xchg_algo_info registry[] = {
     {XCHG_ALGO_GRID, "grid",
      "row then column through a sqrt(P) grid: about 2 sqrt(P) messages, small blocks at large P",
      xchg_alltoallv_grid, NULL, xchg_model_grid, .candidate = 8, .agrees_errors = 1},
+    {XCHG_ALGO_SHM, "shm",
+     "blocks packed once into a node-shared window, peers' flags instead of messages: "
+     "every rank on one node (else linear)",
+     xchg_alltoallv_shm, NULL, NULL, .agrees_errors = 1, .prepare = xchg_shm_prepare,
+     .ready = xchg_shm_ready},
     /* Window creation per call: for persistent use, never chosen by auto. */
     {XCHG_ALGO_RMA_FENCE, "rma_fence",
      "MPI_Put between two fences, window made once: persistent use, blocks from ~32 KiB",

@@ -86,6 +86,10 @@ static const struct setting_def {
      * job aborts). 2048 leaves everything as it was up to 1025 ranks. */
     [XCHG_SET_MAX_INFLIGHT] = {"XCHG_MAX_INFLIGHT", KIND_INT, 2, 1 << 24, 2048, "no bound", NULL,
                                NULL},
+    /* shm's packed blocks per rank and call (two such halves per rank);
+     * a call that needs more runs linear once and the window grows */
+    [XCHG_SET_SHM_BYTES] = {"XCHG_SHM_BYTES", KIND_BYTES, 64, (int64_t)1 << 40, 1 << 20, NULL,
+                            NULL, NULL},
     /* MPICH's own variable, read as MPICH reads it, by the mpich_model
      * baseline only (so that the model throttles as the library would) */
     [XCHG_SET_MPICH_THROTTLE] = {"MPIR_CVAR_ALLTOALL_THROTTLE", KIND_INT, 1, 1 << 20, 32,
@@ -410,6 +414,9 @@ static void apply(xchg_settings *s, int i, int64_t v, const char *text)
         break;
     case XCHG_SET_MAX_INFLIGHT:
         s->max_inflight = (int)(v == VALUE_UNSET ? defs[i].dflt : v);
+        break;
+    case XCHG_SET_SHM_BYTES:
+        s->shm_bytes = v == VALUE_UNSET ? defs[i].dflt : v;
         break;
     case XCHG_SET_MPICH_THROTTLE:
         s->mpich_throttle = (int)(v == VALUE_UNSET ? defs[i].dflt : v);

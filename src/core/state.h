@@ -47,6 +47,7 @@ enum {
     XCHG_EXT_NEIGHBOR = 7,   /* the topology's graph and auto's choice (api/neighbor.c) */
     XCHG_EXT_MULTILEADER = 8,
     XCHG_EXT_BRUCK_2LEVEL = 9,
+    XCHG_EXT_SHM = 10,       /* the node-shared window (node/shm_window.c) */
     XCHG_EXT_COUNT = 12
 };
 
@@ -75,6 +76,7 @@ typedef enum xchg_setting_id {
     XCHG_SET_LEADERS,
     XCHG_SET_NEIGHBOR_ALGO,
     XCHG_SET_MAX_INFLIGHT,
+    XCHG_SET_SHM_BYTES,
     XCHG_SETTING_COUNT
 } xchg_setting_id;
 
@@ -102,6 +104,7 @@ typedef struct xchg_settings {
     char record_path[1024];       /* XCHG_RECORD as this rank has it (rank 0 writes) */
     xchg_neighbor_algo neighbor_algo; /* AUTO when unset, INVALID for an unknown name */
     char neighbor_algo_text[64];
+    int64_t shm_bytes;            /* XCHG_SHM_BYTES: data bytes per rank per half of the node window */
 } xchg_settings;
 
 /* Algorithm names to ids and back, for XCHG_ALLTOALLV_ALGO,

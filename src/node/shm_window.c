@@ -1,0 +1,264 @@
+/*
+ * shm_window.c - the node-shared window (shm_window.h says what it holds).
+ */
+#include "shm_window.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The windows made and not yet freed. MPI_Finalize frees them first (an
+ * attribute of MPI_COMM_SELF, whose attributes MPI deletes first): Open
+ * MPI deletes MPI_COMM_WORLD's attributes, and with them a window cached
+ * on it, only after its one-sided components are gone. */
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t live_once = PTHREAD_ONCE_INIT;
+static xchg_shm_window *live;
+
+static void live_remove(xchg_shm_window *w)
+{
+    pthread_mutex_lock(&live_lock);
+    for (xchg_shm_window **p = &live; *p; p = &(*p)->next_live)
+        if (*p == w) {
+            *p = w->next_live;
+            break;
+        }
+    w->next_live = NULL;
+    pthread_mutex_unlock(&live_lock);
+}
+
+static int finalize_delete(MPI_Comm comm, int keyval, void *value, void *extra)
+{
+    (void)comm, (void)keyval, (void)value, (void)extra;
+    pthread_mutex_lock(&live_lock);
+    xchg_shm_window *w = live;
+    live = NULL;
+    pthread_mutex_unlock(&live_lock);
+    while (w) {
+        xchg_shm_window *next = w->next_live;
+        MPI_Win_unlock_all(w->win);
+        MPI_Win_free(&w->win);
+        w->win = MPI_WIN_NULL;
+        w->base = NULL;
+        w->usable = 0;
+        w->next_live = NULL;
+        w = next;
+    }
+    return MPI_SUCCESS;
+}
+
+static void live_hook(void)
+{
+    int kv = MPI_KEYVAL_INVALID;
+    if (MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, finalize_delete, &kv, NULL) ==
+        MPI_SUCCESS)
+        MPI_Comm_set_attr(MPI_COMM_SELF, kv, NULL);
+}
+
+static void live_add(xchg_shm_window *w)
+{
+    pthread_once(&live_once, live_hook);
+    pthread_mutex_lock(&live_lock);
+    w->next_live = live;
+    live = w;
+    pthread_mutex_unlock(&live_lock);
+}
+
+static size_t round64(size_t n)
+{
+    return (n + 63) & ~(size_t)63;
+}
+
+/* The window itself (the communicator stays). */
+static void window_release(xchg_shm_window *w)
+{
+    live_remove(w);
+    if (w->win != MPI_WIN_NULL) {
+        MPI_Win_unlock_all(w->win);
+        MPI_Win_free(&w->win);
+    }
+    w->win = MPI_WIN_NULL;
+    w->base = NULL;
+}
+
+static void shm_free(void *p)
+{
+    xchg_shm_window *w = p;
+    if (!w)
+        return;
+    window_release(w);
+    if (w->node != MPI_COMM_NULL)
+        MPI_Comm_free(&w->node);
+    free(w);
+}
+
+/* Whether an error on any rank (one allreduce over comm): every rank gets
+ * the same answer. */
+static int any_failed(MPI_Comm comm, int failed)
+{
+    int all = 1;
+    if (MPI_Allreduce(&failed, &all, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
+        return 1; /* cannot agree: MPI reports the same failure everywhere */
+    return all;
+}
+
+/* Allocates the node's segment for `half` data bytes per half (none if the
+ * node's would exceed limit bytes), zeroes this rank's flag and agrees on
+ * the outcome (collective over w->node). */
+static int window_make(xchg_shm_window *w, size_t half, size_t limit)
+{
+    w->half = half;
+    w->half_stride = round64(sizeof(xchg_shm_header) + sizeof(xchg_shm_entry) * (size_t)w->P +
+                             half);
+    w->stride = 64 + 2 * w->half_stride;
+    w->epoch = 0;
+    MPI_Aint mine = w->rank == 0 ? (MPI_Aint)(w->stride * (size_t)w->P) : 0;
+    char *local = NULL;
+    /* the node's window within XCHG_MAX_TEMP_BYTES (agreed: the same on
+     * every rank), else no window at all */
+    int rc = w->stride * (size_t)w->P > limit ? MPI_ERR_NO_MEM : MPI_SUCCESS;
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Win_allocate_shared(mine, 1, MPI_INFO_NULL, w->node, &local, &w->win);
+    if (rc != MPI_SUCCESS)
+        w->win = MPI_WIN_NULL;
+    MPI_Aint size = 0;
+    int disp = 1;
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Win_set_errhandler(w->win, MPI_ERRORS_RETURN);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Win_shared_query(w->win, 0, &size, &disp, &w->base);
+    if (rc == MPI_SUCCESS && (size_t)size < w->stride * (size_t)w->P)
+        rc = MPI_ERR_NO_MEM;
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Win_lock_all(MPI_MODE_NOCHECK, w->win);
+    if (rc == MPI_SUCCESS) {
+        /* the flag only: headers and data are read after it says so */
+        memset(w->base + (size_t)w->rank * w->stride, 0, 64);
+        MPI_Win_sync(w->win);
+    } else if (w->win != MPI_WIN_NULL) {
+        MPI_Win_free(&w->win); /* never locked */
+        w->win = MPI_WIN_NULL;
+    }
+    if (any_failed(w->node, rc != MPI_SUCCESS)) {
+        window_release(w);
+        return 0;
+    }
+    /* every flag zeroed before any rank publishes into it */
+    if (MPI_Barrier(w->node) != MPI_SUCCESS) {
+        window_release(w);
+        return 0;
+    }
+    MPI_Win_sync(w->win);
+    live_add(w);
+    return 1;
+}
+
+/* Every rank on one shared-memory node (agreed), and its communicator. */
+static int node_make(xchg_comm_state *cs, xchg_shm_window *w, int no_memory)
+{
+    int rc = MPI_Comm_split_type(cs->pcomm, MPI_COMM_TYPE_SHARED, cs->rank, MPI_INFO_NULL,
+                                 &w->node);
+    if (rc != MPI_SUCCESS)
+        w->node = MPI_COMM_NULL;
+    int lsize = 0;
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Comm_set_errhandler(w->node, MPI_ERRORS_RETURN);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Comm_size(w->node, &lsize);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Comm_rank(w->node, &w->rank);
+    int unfit = no_memory || rc != MPI_SUCCESS || lsize != cs->size || w->rank != cs->rank;
+    if (any_failed(cs->pcomm, unfit)) {
+        if (w->node != MPI_COMM_NULL)
+            MPI_Comm_free(&w->node);
+        return 0;
+    }
+    return 1;
+}
+
+/* Emulated nodes and the SMPI build never use the window (SMPI: a spin on
+ * memory neither advances simulated time nor lets another rank run). */
+static int shm_possible(const xchg_comm_state *cs)
+{
+#ifdef XCHG_SMPI
+    (void)cs;
+    return 0;
+#else
+    long rpn = cs->settings.ranks_per_node;
+    return cs->pcomm != MPI_COMM_NULL && (rpn == 0 || rpn >= cs->size);
+#endif
+}
+
+/* Whether a window of `half` bytes per half stays within
+ * XCHG_MAX_TEMP_BYTES (agreed: the same answer on every rank). */
+static int fits(const xchg_shm_window *w, size_t half, const xchg_comm_state *cs)
+{
+    size_t per_rank = 64 + 2 * round64(sizeof(xchg_shm_header) +
+                                       sizeof(xchg_shm_entry) * (size_t)w->P + half);
+    return half <= cs->settings.max_temp_bytes / 2 &&
+           per_rank <= cs->settings.max_temp_bytes / (size_t)w->P;
+}
+
+/* Cached where this rank had no memory for the state: unusable, as every
+ * rank agreed then. */
+static xchg_shm_window unusable;
+
+int xchg_shm_window_of(xchg_comm_state *cs, xchg_shm_window **out)
+{
+    xchg_shm_window *w = cs->ext[XCHG_EXT_SHM];
+    *out = NULL;
+    if (!w) {
+        xchg_shm_window spare;
+        w = calloc(1, sizeof *w);
+        xchg_shm_window *use = w ? w : memset(&spare, 0, sizeof spare);
+        use->node = MPI_COMM_NULL;
+        use->win = MPI_WIN_NULL;
+        use->P = cs->size;
+        /* a rank without memory still takes part, so that all agree */
+        if (shm_possible(cs) && node_make(cs, use, w == NULL))
+            use->usable = window_make(use, (size_t)cs->settings.shm_bytes,
+                                      cs->settings.max_temp_bytes);
+        cs->ext[XCHG_EXT_SHM] = w ? w : &unusable;
+        cs->ext_free[XCHG_EXT_SHM] = w ? shm_free : NULL;
+        if (!w)
+            return MPI_SUCCESS;
+    }
+    if (w->usable && w->grow_to > w->half && !fits(w, w->grow_to, cs)) {
+        w->grow_to = 0; /* keep this window: larger calls run linear */
+    } else if (w->usable && w->grow_to > w->half) {
+        window_release(w);
+        w->usable = window_make(w, (size_t)w->grow_to, cs->settings.max_temp_bytes);
+        w->grow_to = 0;
+    }
+    if (w->usable)
+        *out = w;
+    return MPI_SUCCESS;
+}
+
+int xchg_shm_window_ready(const xchg_comm_state *cs)
+{
+    const xchg_shm_window *w = cs->ext[XCHG_EXT_SHM];
+    return w && !(w->usable && w->grow_to > w->half);
+}
+
+void xchg_shm_publish(xchg_shm_window *w, uint64_t e)
+{
+    MPI_Win_sync(w->win);
+    __atomic_store_n(xchg_shm_flag(w, w->rank), e, __ATOMIC_RELEASE);
+    w->epoch = e;
+}
+
+void xchg_shm_wait(xchg_shm_window *w, int r, uint64_t e)
+{
+    const uint64_t *flag = xchg_shm_flag(w, r);
+    for (int tries = 0; __atomic_load_n(flag, __ATOMIC_ACQUIRE) < e; tries++) {
+        if (xchg_coro_inside())
+            xchg_poll_idle();
+        else if (tries >= 16)
+            sched_yield(); /* ranks may outnumber cores */
+        else
+            MPI_Win_sync(w->win); /* the unified model: see the peer's store */
+    }
+    MPI_Win_sync(w->win);
+}

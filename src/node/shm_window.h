@@ -1,0 +1,87 @@
+/*
+ * shm_window.h - src/node/: the node-shared window (MPI-3 shared memory)
+ * for communicators whose ranks all share one node.
+ *
+ * One MPI_Win_allocate_shared segment per node: the node's rank 0
+ * allocates every rank's region, the others 0 bytes, and every rank finds
+ * its own region at its node rank's offset in rank 0's segment (per-rank
+ * segments collide under SimGrid's SMPI, whose MPI_Win_shared_query gives
+ * one address for every rank). A rank's region is its epoch flag and two
+ * alternating halves (epoch parity); each half is a header, a table of P
+ * (offset, bytes) entries and XCHG_SHM_BYTES of packed blocks.
+ *
+ * Made on first need (collective over cs->pcomm), cached in
+ * cs->ext[XCHG_EXT_SHM] and freed with the communicator's state. Whether
+ * it can be used is agreed: every rank of pcomm on one shared-memory node,
+ * no emulated nodes (XCHG_RANKS_PER_NODE below P), not the SMPI build, the
+ * node's window within XCHG_MAX_TEMP_BYTES, and the window made on every
+ * rank; otherwise every rank sees it unusable. A growth that would pass
+ * XCHG_MAX_TEMP_BYTES keeps the window as it is.
+ */
+#ifndef XCHG_NODE_SHM_WINDOW_H
+#define XCHG_NODE_SHM_WINDOW_H
+
+#include "progress/progress.h"
+
+/* What a rank tells its peers about one epoch (the half's header). */
+enum { XCHG_SHM_OK = 0, XCHG_SHM_OVERFLOW = 1, XCHG_SHM_ARG_ERROR = 2 };
+
+typedef struct xchg_shm_header {
+    uint64_t status;   /* XCHG_SHM_OK, _OVERFLOW or _ARG_ERROR */
+    uint64_t need;     /* OVERFLOW: the data bytes this rank needed */
+    int64_t err;       /* ARG_ERROR: xchg_agree_flag of this rank's error */
+    uint64_t pad[5];
+} xchg_shm_header;
+
+typedef struct xchg_shm_entry {
+    uint64_t off, bytes; /* one destination's packed block in the half's data */
+} xchg_shm_entry;
+
+typedef struct xchg_shm_window {
+    int usable;      /* agreed: 0 means every rank runs another exchange */
+    MPI_Comm node;   /* the shared-memory communicator (every rank of pcomm) */
+    MPI_Win win;
+    char *base;      /* the node's segment (rank 0's) */
+    int P, rank;
+    size_t half;     /* data bytes per half */
+    size_t half_stride, stride; /* bytes per half (header, table, data), per rank */
+    uint64_t epoch;  /* the last epoch published (0: none since made) */
+    uint64_t grow_to; /* agreed: data bytes the next call grows to (0: none) */
+    struct xchg_shm_window *next_live; /* the windows not yet freed (shm_window.c) */
+} xchg_shm_window;
+
+/* The window of cs, made or grown now when missing or too small (collective
+ * over cs->pcomm: call it where every rank is, outside a coroutine, or
+ * where xchg_shm_window_ready holds). *out is NULL when it cannot be used
+ * (agreed on every rank); a failure to make or grow it makes it unusable
+ * for good, never an error. */
+int xchg_shm_window_of(xchg_comm_state *cs, xchg_shm_window **out);
+/* Whether xchg_shm_window_of needs no communication now. */
+int xchg_shm_window_ready(const xchg_comm_state *cs);
+
+/* Rank r's flag, and the half it uses at epoch e. */
+static inline uint64_t *xchg_shm_flag(const xchg_shm_window *w, int r)
+{
+    return (uint64_t *)(w->base + (size_t)r * w->stride);
+}
+static inline char *xchg_shm_half(const xchg_shm_window *w, int r, uint64_t e)
+{
+    return w->base + (size_t)r * w->stride + 64 + (size_t)(e & 1) * w->half_stride;
+}
+static inline xchg_shm_entry *xchg_shm_table(char *half)
+{
+    return (xchg_shm_entry *)(half + sizeof(xchg_shm_header));
+}
+static inline char *xchg_shm_data(const xchg_shm_window *w, char *half)
+{
+    return half + sizeof(xchg_shm_header) + sizeof(xchg_shm_entry) * (size_t)w->P;
+}
+
+/* Publishes this rank's epoch e (its half written): a memory sync of the
+ * window, then a release store of the flag. */
+void xchg_shm_publish(xchg_shm_window *w, uint64_t e);
+/* Waits until rank r has published epoch e or later (acquire; yields the
+ * core after a few tries, and inside a coroutine yields to its caller). */
+void xchg_shm_wait(xchg_shm_window *w, int r, uint64_t e);
+
+#endif /* XCHG_NODE_SHM_WINDOW_H */
