@@ -53,8 +53,10 @@ enum {
 
 /* The XCHG_* environment settings (table in settings.c), read once per
  * communicator when its state is made and agreed there: every rank holds
- * rank 0's values. Nothing else in the library reads the environment
- * (except XCHG_TUNING_FILE, whose contents select.c agrees on per call). */
+ * rank 0's values. The few variables read elsewhere (XCHG_TUNING_FILE,
+ * whose contents select.c agrees on; the simulation's and the tests'
+ * own) are listed in docs/settings.md, which tests/docs_settings.py
+ * checks against every getenv. */
 typedef enum xchg_setting_id {
     XCHG_SET_ALLTOALLV_ALGO,
     XCHG_SET_SPARSE_ALGO,
