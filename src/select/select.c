@@ -325,6 +325,14 @@ typedef struct ranking {
     double times[MAX_CANDIDATES];
 } ranking;
 
+/* Padded algorithms hold about 2 x P x largest block: never choose one
+ * that would be refused for memory (the limit is the same everywhere), not
+ * even by a table rule. */
+static int padding_refused(const xchg_call *c, const xchg_pattern_stats *s)
+{
+    return 2.0 * (double)s->P * (double)s->max_block_bytes > (double)c->temp_limit;
+}
+
 static void rank_candidates(const xchg_call *c, const long long *f, const xchg_model_params *m,
                             const xchg_pattern_stats *s, ranking *r)
 {
@@ -333,14 +341,10 @@ static void rank_candidates(const xchg_call *c, const long long *f, const xchg_m
     r->best_t = r->second_t = INFINITY;
     double fallback_t = INFINITY;
     r->n = xchg_registry_candidates(r->cand, MAX_CANDIDATES);
-    /* Padded algorithms hold about 2 x P x largest block: never choose one
-     * that would be refused for memory (the limit is the same everywhere),
-     * not even by a table rule. */
-    double padded = 2.0 * (double)s->P * (double)s->max_block_bytes;
     for (int i = 0; i < r->n; i++) {
         xchg_algo a = r->cand[i]->id;
         r->times[i] = INFINITY;
-        if (r->cand[i]->padded && padded > (double)c->temp_limit)
+        if (r->cand[i]->padded && padding_refused(c, s))
             continue;
         if (r->cand[i]->prepare &&
             (f[XCHG_AF_NODES_FAILED] || c->cs->settings.ranks_per_node != 0))
@@ -367,9 +371,7 @@ static void rank_candidates(const xchg_call *c, const long long *f, const xchg_m
 static int rule_runs(const xchg_call *c, const long long *f, const xchg_pattern_stats *s,
                      xchg_algo t)
 {
-    double padded = 2.0 * (double)s->P * (double)s->max_block_bytes;
-    return !(is_padded(t) && padded > (double)c->temp_limit) &&
-           !(has_prepare(t) && f[XCHG_AF_NODES_FAILED]);
+    return !(is_padded(t) && padding_refused(c, s)) && !(has_prepare(t) && f[XCHG_AF_NODES_FAILED]);
 }
 
 /* Why no rule applied below XCHG_AUTO_MIN_P (rank 0's view of agreed f). */

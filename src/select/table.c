@@ -143,12 +143,18 @@ static int parse_line(char **w, int n, int lineno, char *why, size_t len)
     return 0;
 }
 
+/* No rules, no constants (table_lock held). */
+static void clear(void)
+{
+    nrules = 0;
+    t_alpha = t_beta = t_copy = t_overhead = 0;
+}
+
 /* Reads path (table_lock held). Any problem: no rules, no constants,
  * checksum 0, and `problem` says where and why. */
 static void load(const char *path)
 {
-    nrules = 0;
-    t_alpha = t_beta = t_copy = t_overhead = 0;
+    clear();
     checksum = 0;
     problem[0] = '\0';
     reported = 0;
@@ -172,17 +178,14 @@ static void load(const char *path)
             bad = parse_line(w, split(line, w), lineno, why, sizeof why) != 0;
         }
     }
-    if (!bad && ferror(f)) {
+    if (!bad && ferror(f))
         snprintf(problem, sizeof problem, ": cannot be read (%s)", strerror(errno));
-        nrules = 0;
-        t_alpha = t_beta = t_copy = t_overhead = 0;
-    } else if (bad) {
+    else if (bad)
         snprintf(problem, sizeof problem, " line %d: %s", lineno, why);
-        nrules = 0;
-        t_alpha = t_beta = t_copy = t_overhead = 0;
-    } else {
+    if (problem[0])
+        clear();
+    else
         checksum = h;
-    }
     fclose(f);
 }
 

@@ -6,6 +6,7 @@
 #include "xchg.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -250,4 +251,42 @@ void bench_summary(const double *t, int n, double *median, double *min, double *
     *median = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
     *mean = sum / n;
     free(s);
+}
+
+/* "64", "4K", "1M", "1G": a power of two of bytes. */
+static int parse_size(const char *s, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || v <= 0)
+        return -1;
+    int shift = 0;
+    if (*end == 'k' || *end == 'K')
+        shift = 10, end++;
+    else if (*end == 'm' || *end == 'M')
+        shift = 20, end++;
+    else if (*end == 'g' || *end == 'G')
+        shift = 30, end++;
+    if (*end || v > (LLONG_MAX >> 31))
+        return -1;
+    v <<= shift;
+    if (v & (v - 1))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int bench_parse_sizes(const char *val, int64_t *min, int64_t *max)
+{
+    char buf[64];
+    if (strlen(val) >= sizeof buf)
+        return -1;
+    strcpy(buf, val);
+    char *colon = strchr(buf, ':');
+    if (colon)
+        *colon = '\0';
+    if (parse_size(buf, min) || parse_size(colon ? colon + 1 : buf, max) || *min > *max)
+        return -1;
+    return 0;
 }

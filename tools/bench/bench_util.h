@@ -10,6 +10,7 @@
 #include <mpi.h>
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /* Where and with what a run was made. */
@@ -58,6 +59,9 @@ int bench_opt_name(const char *arg, char *name, size_t n, const char **eq);
 int bench_next_opt(int argc, char **argv, int *i, const char *const valued[], size_t n,
                    char name[64], const char **val);
 int bench_parse_long(const char *opt, const char *s, long min, long max, long *out);
+/* --sizes' value, "MIN:MAX" or "SIZE", each a power of two of bytes with an
+ * optional K, M or G ("16:64K"); 0, or -1 when it is not such a range. */
+int bench_parse_sizes(const char *val, int64_t *min, int64_t *max);
 int bench_parse_double(const char *opt, const char *s, double min, double max, double *out);
 int bench_parse_seed(const char *opt, const char *s, unsigned long long *out);
 

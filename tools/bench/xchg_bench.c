@@ -80,30 +80,6 @@ static void copy_str(char *dst, size_t n, const char *src)
 
 /* ---- options ---------------------------------------------------------- */
 
-/* "64", "4K", "1M": a power of two of bytes */
-static int parse_size(const char *s, int64_t *out)
-{
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || end == s || v <= 0)
-        return -1;
-    int shift = 0;
-    if (*end == 'k' || *end == 'K')
-        shift = 10, end++;
-    else if (*end == 'm' || *end == 'M')
-        shift = 20, end++;
-    else if (*end == 'g' || *end == 'G')
-        shift = 30, end++;
-    if (*end || v > (LLONG_MAX >> 31))
-        return -1;
-    v <<= shift;
-    if (v & (v - 1))
-        return -1;
-    *out = v;
-    return 0;
-}
-
 static int add_algo(bench_run *r, xchg_algo a)
 {
     for (int k = 0; k < r->nalgos; k++)
@@ -235,15 +211,7 @@ static int parse_args(int argc, char **argv, bench_run *r)
         } else if (strcmp(name, "--algos") == 0) {
             algos = val;
         } else if (strcmp(name, "--sizes") == 0) {
-            char buf[64];
-            if (strlen(val) >= sizeof buf)
-                return bench_bad("--sizes: bad range '%s'", val);
-            strcpy(buf, val);
-            char *colon = strchr(buf, ':');
-            if (colon)
-                *colon = '\0';
-            if (parse_size(buf, &r->size_min) ||
-                parse_size(colon ? colon + 1 : buf, &r->size_max) || r->size_min > r->size_max)
+            if (bench_parse_sizes(val, &r->size_min, &r->size_max))
                 return bench_bad("--sizes needs MIN:MAX, powers of two with MIN <= MAX (like 16:64K), "
                            "not '%s'", val);
         } else if (strcmp(name, "--iters") == 0) {

@@ -22,6 +22,7 @@
  * the N-th shape of a file XCHG_RECORD wrote (tools/bench/record_file.h,
  * scaled to this P by the same rule as xchg-bench's), one rule for it.
  */
+#include "bench_util.h"
 #include "record_load.h"
 #include "xchg.h"
 
@@ -221,42 +222,12 @@ static void usage_exit(const char *msg)
     exit(2);
 }
 
-/* "64", "4K", "1M", "1G": a power of two of bytes (xchg-bench's rule). */
-static int parse_size(const char *s, long long *out)
-{
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || end == s || v <= 0)
-        return -1;
-    int shift = 0;
-    if (*end == 'k' || *end == 'K')
-        shift = 10, end++;
-    else if (*end == 'm' || *end == 'M')
-        shift = 20, end++;
-    else if (*end == 'g' || *end == 'G')
-        shift = 30, end++;
-    if (*end || v > (LLONG_MAX >> 31))
-        return -1;
-    v <<= shift;
-    if (v & (v - 1))
-        return -1;
-    *out = v;
-    return 0;
-}
-
 /* --sizes MIN:MAX or SIZE; counts of up to 2 x MAX bytes to each of P ranks
  * must fit an int displacement. */
 static void parse_sizes(const char *val, long *smin, long *smax)
 {
-    char buf[64];
-    long long lo, hi;
-    const char *colon = strchr(val, ':');
-    snprintf(buf, sizeof buf, "%s", val);
-    if (colon && (size_t)(colon - val) < sizeof buf)
-        buf[colon - val] = '\0';
-    if (strlen(val) >= sizeof buf || parse_size(buf, &lo) ||
-        parse_size(colon ? colon + 1 : buf, &hi) || lo > hi) {
+    int64_t lo, hi;
+    if (bench_parse_sizes(val, &lo, &hi)) {
         char msg[160];
         snprintf(msg, sizeof msg, "--sizes needs MIN:MAX, powers of two with MIN <= MAX "
                  "(like 16:64K), not '%.60s'", val);
@@ -265,7 +236,7 @@ static void parse_sizes(const char *val, long *smin, long *smax)
     if (hi > INT_MAX / 2 / P) {
         char msg[160];
         snprintf(msg, sizeof msg, "--sizes: MAX %lld is too large for %d ranks (2 x MAX x "
-                 "ranks bytes must fit an int displacement)", hi, P);
+                 "ranks bytes must fit an int displacement)", (long long)hi, P);
         usage_exit(msg);
     }
     *smin = (long)lo;
