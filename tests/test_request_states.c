@@ -33,32 +33,15 @@
 #if XCHG_HAVE_LARGE_COUNT
 #include <sys/mman.h>
 #endif
+#include "a2av_cases.h"
 #include "check.h"
 
 static int rank, P, npass, nfail;
 
-static int errclass(int rc)
-{
-    int cls = MPI_SUCCESS;
-    if (rc != MPI_SUCCESS)
-        MPI_Error_class(rc, &cls);
-    return cls;
-}
-
-static const char *msg_of(int rc)
-{
-    static char msg[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    msg[0] = 0;
-    if (rc != MPI_SUCCESS)
-        xchg_error_string(rc, msg, &len);
-    return msg;
-}
-
 /* A failure's reason, kept for the agreed verdict. */
 static int fail(char *why, size_t n, const char *what, int rc)
 {
-    snprintf(why, n, "%s: %s", what, rc == MPI_SUCCESS ? "wrong result" : msg_of(rc));
+    snprintf(why, n, "%s: %s", what, rc == MPI_SUCCESS ? "wrong result" : a2av_err_msg(rc));
     return 0;
 }
 
@@ -71,7 +54,7 @@ static int inactive_ok(xchg_request r, const char *state, char *why, size_t n)
         int flag = 0, rc = xchg_test(r, &flag);
         snprintf(what, sizeof what, "xchg_test on a request %s", state);
         if (rc != MPI_SUCCESS || flag != 1) {
-            snprintf(why, n, "%s: rc %d (%s), flag %d", what, rc, msg_of(rc), flag);
+            snprintf(why, n, "%s: rc %d (%s), flag %d", what, rc, a2av_err_msg(rc), flag);
             return 0;
         }
         rc = xchg_wait(r);
@@ -210,7 +193,7 @@ static void persistent_states(xchg_algo a, const char *name, MPI_Comm comm)
     if (r != XCHG_REQUEST_NULL) {
         rc = xchg_request_free(&r);
         CHECK(rc == MPI_SUCCESS && r == XCHG_REQUEST_NULL, "%s persistent: free: %s", name,
-              msg_of(rc));
+              a2av_err_msg(rc));
     }
     drop(&x);
 }
@@ -435,9 +418,9 @@ static void waitall_mix(ncase *nc)
 
 static int is_error(int rc, int cls, const char *needle, char *why, size_t n, const char *what)
 {
-    if (errclass(rc) != cls || !strstr(msg_of(rc), needle)) {
+    if (a2av_err_class(rc) != cls || !strstr(a2av_err_msg(rc), needle)) {
         snprintf(why, n, "%s: class %d, expected %d, message \"%s\" (wanted \"%s\")", what,
-                 errclass(rc), cls, msg_of(rc), needle);
+                 a2av_err_class(rc), cls, a2av_err_msg(rc), needle);
         return 0;
     }
     return 1;
