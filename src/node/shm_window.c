@@ -70,6 +70,18 @@ static size_t round64(size_t n)
     return (n + 63) & ~(size_t)63;
 }
 
+/* One half: its header, the P-entry table and `half` data bytes. */
+static size_t half_stride_for(int P, size_t half)
+{
+    return round64(sizeof(xchg_shm_header) + sizeof(xchg_shm_entry) * (size_t)P + half);
+}
+
+/* One rank's region: the flag's 64 bytes and two halves. */
+static size_t stride_for(int P, size_t half)
+{
+    return 64 + 2 * half_stride_for(P, half);
+}
+
 /* The window itself (the communicator stays). */
 static void window_release(xchg_shm_window *w)
 {
@@ -109,9 +121,8 @@ static int any_failed(MPI_Comm comm, int failed)
 static int window_make(xchg_shm_window *w, size_t half, size_t limit)
 {
     w->half = half;
-    w->half_stride = round64(sizeof(xchg_shm_header) + sizeof(xchg_shm_entry) * (size_t)w->P +
-                             half);
-    w->stride = 64 + 2 * w->half_stride;
+    w->half_stride = half_stride_for(w->P, half);
+    w->stride = stride_for(w->P, half);
     w->epoch = 0;
     MPI_Aint mine = w->rank == 0 ? (MPI_Aint)(w->stride * (size_t)w->P) : 0;
     char *local = NULL;
@@ -194,10 +205,8 @@ static int shm_possible(const xchg_comm_state *cs)
  * XCHG_MAX_TEMP_BYTES (agreed: the same answer on every rank). */
 static int fits(const xchg_shm_window *w, size_t half, const xchg_comm_state *cs)
 {
-    size_t per_rank = 64 + 2 * round64(sizeof(xchg_shm_header) +
-                                       sizeof(xchg_shm_entry) * (size_t)w->P + half);
     return half <= cs->settings.max_temp_bytes / 2 &&
-           per_rank <= cs->settings.max_temp_bytes / (size_t)w->P;
+           stride_for(w->P, half) <= cs->settings.max_temp_bytes / (size_t)w->P;
 }
 
 /* Cached where this rank had no memory for the state: unusable, as every
