@@ -64,8 +64,12 @@ static void remember_here(int code, const char *msg)
  * (sendcounts[R], "rank R reported") are ranks of the call's communicator. */
 static int message_prefix(char *msg, size_t len)
 {
-    int world_rank = -1;
-    if (MPI_Comm_rank(MPI_COMM_WORLD, &world_rank) != MPI_SUCCESS || world_rank < 0)
+    int world_rank = -1, initialized = 0, finalized = 0;
+    /* MPI_COMM_WORLD may be used only between MPI_Init and MPI_Finalize */
+    MPI_Initialized(&initialized);
+    MPI_Finalized(&finalized);
+    if (!initialized || finalized || MPI_Comm_rank(MPI_COMM_WORLD, &world_rank) != MPI_SUCCESS ||
+        world_rank < 0)
         return snprintf(msg, len, "xchg: ");
     return snprintf(msg, len, "xchg: rank %d: ", world_rank);
 }
