@@ -18,9 +18,15 @@
  * by the CTest timeout). Each round has new data and is compared with
  * MPI_Alltoallv (MPI_Neighbor_alltoallv) on the same inputs. Then
  * xchg_waitall over a mix of kinds, listed in opposite orders on even and
- * odd ranks, inactive and NULL entries among them; and what stays an
- * error: starting an active request, starting or freeing
- * XCHG_REQUEST_NULL, a NULL flag, bad xchg_waitall arguments.
+ * odd ranks, inactive and NULL entries among them, and with requests
+ * listed twice; and what stays an error: starting an active request,
+ * starting or freeing XCHG_REQUEST_NULL, a NULL flag, bad xchg_waitall
+ * arguments. The same misuse is refused by every mode of request (the
+ * plan and generic persistent ones, nonblocking, neighbour persistent and
+ * nonblocking, MPI's large-count ones, xchg_ialltoallv_c on values that
+ * fit): starting or freeing it while active, starting a nonblocking one;
+ * and each tells its algorithm (xchg_request_algo,
+ * xchg_request_neighbor_algo).
  *
  * Usage: test_request_states (no arguments).
  */
@@ -481,6 +487,156 @@ static void errors(void)
     MPI_Comm_free(&c);
 }
 
+/* ---- every mode refuses the same misuse and tells its algorithm ---- */
+
+/* An active request of any mode: xchg_start refuses it ("already
+ * active"), so does xchg_request_free ("is active"); then xchg_wait
+ * completes it, and one made by a nonblocking call stays unstartable
+ * ("nonblocking call"). */
+static int misuse_refused(xchg_request r, int nonblocking, char *why, size_t n)
+{
+    int ok = is_error(xchg_start(r), MPI_ERR_REQUEST, "already active", why, n,
+                      "xchg_start of an active request");
+    xchg_request copy = r; /* freed by mistake: the wait below sees NULL */
+    if (ok)
+        ok = is_error(xchg_request_free(&copy), MPI_ERR_REQUEST, "is active", why, n,
+                      "xchg_request_free of an active request");
+    int rc = xchg_wait(copy); /* always: the partners wait for this exchange */
+    if (ok && rc != MPI_SUCCESS)
+        ok = fail(why, n, "xchg_wait after the refusals", rc);
+    if (ok && nonblocking)
+        ok = is_error(xchg_start(r), MPI_ERR_REQUEST, "nonblocking call", why, n,
+                      "xchg_start of a completed nonblocking request");
+    return ok;
+}
+
+/* xchg_request_algo and xchg_request_neighbor_algo on r. */
+static int algos_told(xchg_request r, xchg_algo algo, xchg_neighbor_algo nalgo, char *why,
+                      size_t n)
+{
+    xchg_algo a = xchg_request_algo(r);
+    xchg_neighbor_algo na = xchg_request_neighbor_algo(r);
+    if (a == algo && na == nalgo)
+        return 1;
+    snprintf(why, n, "xchg_request_algo %s (wanted %s), xchg_request_neighbor_algo %s "
+             "(wanted %s)", xchg_algo_name(a), xchg_algo_name(algo),
+             xchg_neighbor_algo_name(na), xchg_neighbor_algo_name(nalgo));
+    return 0;
+}
+
+/* A persistent request r (init's result rc): started, then the misuse. */
+static int persistent_misuse(int rc, xchg_request r, xchg_algo algo, xchg_neighbor_algo nalgo,
+                             char *why, size_t n)
+{
+    if (rc != MPI_SUCCESS)
+        return fail(why, n, "init", rc);
+    rc = xchg_start(r);
+    if (rc != MPI_SUCCESS)
+        return fail(why, n, "xchg_start", rc);
+    return misuse_refused(r, 0, why, n) && algos_told(r, algo, nalgo, why, n);
+}
+
+/* A nonblocking request r (its call's result rc): the misuse, then what
+ * it tells once complete. */
+static int nonblocking_misuse(int rc, xchg_request r, xchg_algo algo,
+                              xchg_neighbor_algo nalgo, char *why, size_t n)
+{
+    if (rc != MPI_SUCCESS)
+        return fail(why, n, "start", rc);
+    return misuse_refused(r, 1, why, n) && algos_told(r, algo, nalgo, why, n);
+}
+
+static void modes_misuse(ncase *nc)
+{
+    char why[600] = "";
+    xcase x;
+    make(&x, 7);
+    const xchg_algo per[2] = {XCHG_ALGO_LINEAR, XCHG_ALGO_PAIRWISE}; /* plan, generic */
+    for (int i = 0; i < 2; i++) {
+        xchg_request r = XCHG_REQUEST_NULL;
+        fill(&x, i);
+        int rc = a2a_init(per[i], &x, MPI_COMM_WORLD, &r);
+            int ok = persistent_misuse(rc, r, per[i], XCHG_NEIGHBOR_INVALID, why, sizeof why);
+        int same = same_as_mpi(&x);
+        if (ok && !same)
+            ok = fail(why, sizeof why, "result against MPI_Alltoallv", MPI_SUCCESS);
+        if (r != XCHG_REQUEST_NULL)
+            xchg_request_free(&r);
+        CHECK_ALL(ok, "%s persistent: misuse refused, algorithm told: %s",
+                  xchg_algo_name(per[i]), why);
+    }
+    xchg_request r = XCHG_REQUEST_NULL;
+    fill(&x, 2);
+    int rc = a2a_start_nb(XCHG_ALGO_PAIRWISE, &x, MPI_COMM_WORLD, &r);
+    int ok = nonblocking_misuse(rc, r, XCHG_ALGO_PAIRWISE, XCHG_NEIGHBOR_INVALID, why,
+                                sizeof why);
+    int same = same_as_mpi(&x);
+    if (ok && !same)
+        ok = fail(why, sizeof why, "result against MPI_Alltoallv", MPI_SUCCESS);
+    if (r != XCHG_REQUEST_NULL)
+        xchg_request_free(&r);
+    CHECK_ALL(ok, "pairwise nonblocking: misuse refused, algorithm told: %s", why);
+    drop(&x);
+
+    nfill(nc, 20);
+    rc = n_init(XCHG_NEIGHBOR_DIRECT, nc, &r);
+    ok = persistent_misuse(rc, r, XCHG_ALGO_INVALID, XCHG_NEIGHBOR_DIRECT, why, sizeof why);
+    same = nsame_as_mpi(nc);
+    if (ok && !same)
+        ok = fail(why, sizeof why, "result against MPI_Neighbor_alltoallv", MPI_SUCCESS);
+    if (r != XCHG_REQUEST_NULL)
+        xchg_request_free(&r);
+    CHECK_ALL(ok, "neighbour direct persistent: misuse refused, algorithm told: %s", why);
+    nfill(nc, 21);
+    rc = n_start_nb(XCHG_NEIGHBOR_DIRECT, nc, &r);
+    ok = nonblocking_misuse(rc, r, XCHG_ALGO_INVALID, XCHG_NEIGHBOR_DIRECT, why, sizeof why);
+    same = nsame_as_mpi(nc);
+    if (ok && !same)
+        ok = fail(why, sizeof why, "result against MPI_Neighbor_alltoallv", MPI_SUCCESS);
+    if (r != XCHG_REQUEST_NULL)
+        xchg_request_free(&r);
+    CHECK_ALL(ok, "neighbour direct nonblocking: misuse refused, algorithm told: %s", why);
+    ok = algos_told(XCHG_REQUEST_NULL, XCHG_ALGO_INVALID, XCHG_NEIGHBOR_INVALID, why,
+                    sizeof why);
+    CHECK_ALL(ok, "XCHG_REQUEST_NULL: algorithm told: %s", why);
+}
+
+/* xchg_waitall with each request listed twice: each completes once. */
+static void waitall_twice(void)
+{
+    char why[600] = "";
+    xcase p, q;
+    make(&p, 8);
+    make(&q, 9);
+    xchg_request pr = XCHG_REQUEST_NULL, ir = XCHG_REQUEST_NULL;
+    int rc = a2a_init(XCHG_ALGO_LINEAR, &p, MPI_COMM_WORLD, &pr), ok = rc == MPI_SUCCESS;
+    CHECK_ALL(ok, "xchg_waitall listed twice: init: %s", a2av_err_msg(rc));
+    for (int round = 0; round < 2 && ok; round++) {
+        fill(&p, round);
+        fill(&q, round);
+        rc = xchg_start(pr);
+        rc |= a2a_start_nb(XCHG_ALGO_PAIRWISE, &q, MPI_COMM_WORLD, &ir);
+        xchg_request all[4] = {pr, ir, pr, ir};
+        if (rc == MPI_SUCCESS)
+            rc = xchg_waitall(4, all);
+        ok = rc == MPI_SUCCESS || fail(why, sizeof why, "xchg_waitall", rc);
+        if (ok)
+            ok = inactive_ok(pr, "completed by xchg_waitall (listed twice)", why, sizeof why);
+        int same = same_as_mpi(&p);
+        same &= same_as_mpi(&q);
+        if (ok && !same)
+            ok = fail(why, sizeof why, "a result against MPI_Alltoallv", MPI_SUCCESS);
+        if (ir != XCHG_REQUEST_NULL)
+            xchg_request_free(&ir);
+        CHECK_ALL(ok, "xchg_waitall with a persistent and a nonblocking request each listed "
+                  "twice, round %d: %s", round, why);
+    }
+    if (pr != XCHG_REQUEST_NULL)
+        xchg_request_free(&pr);
+    drop(&p);
+    drop(&q);
+}
+
 #if XCHG_HAVE_LARGE_COUNT
 /* ---- large counts passed to MPI: rank 0 sends from 3e9 bytes into a
  * sparse mapping (a displacement beyond int), so auto's requests are
@@ -638,6 +794,109 @@ static void large_count_states(ncase *nc)
     CHECK_ALL(ok, "large count neighbour persistent and nonblocking: %s", why);
     far_free(&f);
 }
+/* The large-count modes refuse the same misuse and tell their algorithm:
+ * MPI's persistent request (vendor), and the neighbour requests that run
+ * MPI_Neighbor_alltoallv_c (none of xchg's neighbour algorithms). */
+static void large_count_misuse(ncase *nc)
+{
+    if (P > 64)
+        return;
+    char why[600] = "";
+    far_case f;
+    int ok = far_make(&f, P);
+    CHECK_ALL(ok, "large count misuse: mmap of the far send buffer");
+    if (!ok)
+        return;
+    for (int j = 0; j < P; j++) {
+        f.rc[j] = 8;
+        f.rd[j] = 8 * (MPI_Aint)j;
+    }
+    far_fill(&f, P, NULL, 4);
+    xchg_request r = XCHG_REQUEST_NULL;
+    int rc = xchg_alltoallv_init_c(f.sendbuf, f.sc, f.sd, MPI_BYTE, f.recvbuf, f.rc, f.rd,
+                                   MPI_BYTE, MPI_COMM_WORLD, MPI_INFO_NULL, &r);
+    ok = persistent_misuse(rc, r, XCHG_ALGO_VENDOR, XCHG_NEIGHBOR_INVALID, why, sizeof why);
+    if (ok && !far_right(&f, P, NULL, 4))
+        ok = fail(why, sizeof why, "result", MPI_SUCCESS);
+    if (r != XCHG_REQUEST_NULL)
+        xchg_request_free(&r);
+    CHECK_ALL(ok, "large count persistent (MPI_Alltoallv_init_c): misuse refused, algorithm "
+              "told: %s", why);
+    far_free(&f);
+
+    ok = far_make(&f, nc->outdeg);
+    CHECK_ALL(ok, "large count neighbour misuse: mmap of the far send buffer");
+    if (!ok)
+        return;
+    for (int j = 0; j < nc->indeg; j++) {
+        f.rc[j] = 8;
+        f.rd[j] = 8 * (MPI_Aint)j;
+    }
+    far_fill(&f, nc->outdeg, nc->dests, 5);
+    rc = xchg_neighbor_alltoallv_init_c(f.sendbuf, f.sc, f.sd, MPI_BYTE, f.recvbuf, f.rc, f.rd,
+                                        MPI_BYTE, nc->comm, MPI_INFO_NULL, &r);
+    ok = persistent_misuse(rc, r, XCHG_ALGO_INVALID, XCHG_NEIGHBOR_INVALID, why, sizeof why);
+    if (ok && !far_right(&f, nc->indeg, nc->sources, 5))
+        ok = fail(why, sizeof why, "result", MPI_SUCCESS);
+    if (r != XCHG_REQUEST_NULL)
+        xchg_request_free(&r);
+    CHECK_ALL(ok, "large count neighbour persistent: misuse refused, algorithm told: %s", why);
+    far_fill(&f, nc->outdeg, nc->dests, 6);
+    rc = xchg_ineighbor_alltoallv_c(f.sendbuf, f.sc, f.sd, MPI_BYTE, f.recvbuf, f.rc, f.rd,
+                                    MPI_BYTE, nc->comm, &r);
+    ok = nonblocking_misuse(rc, r, XCHG_ALGO_INVALID, XCHG_NEIGHBOR_INVALID, why, sizeof why);
+    if (ok && !far_right(&f, nc->indeg, nc->sources, 6))
+        ok = fail(why, sizeof why, "result", MPI_SUCCESS);
+    if (r != XCHG_REQUEST_NULL)
+        xchg_request_free(&r);
+    CHECK_ALL(ok, "large count neighbour nonblocking: misuse refused, algorithm told: %s", why);
+    far_free(&f);
+}
+
+/* xchg_ialltoallv_c on values that fit: its request runs the agreement
+ * whether they fit, then the int exchange. Auto completed by test (then
+ * the inactive checks), pairwise through the misuse. */
+static void fit_nonblocking_c(void)
+{
+    char why[600] = "";
+    xcase x;
+    make(&x, 10);
+    MPI_Count *cnt = malloc(sizeof(MPI_Count) * 2 * (size_t)P);
+    MPI_Aint *dsp = malloc(sizeof(MPI_Aint) * 2 * (size_t)P);
+    for (int j = 0; j < P; j++) {
+        cnt[j] = x.sc[j];
+        cnt[P + j] = x.rc[j];
+        dsp[j] = x.sd[j];
+        dsp[P + j] = x.rd[j];
+    }
+    for (int round = 0; round < 2; round++) {
+        xchg_request r = XCHG_REQUEST_NULL;
+        fill(&x, round);
+        int rc, ok;
+        if (round == 0) {
+            rc = xchg_ialltoallv_c(x.sb, cnt, dsp, MPI_INT, x.rb, cnt + P, dsp + P, MPI_INT,
+                                   MPI_COMM_WORLD, &r);
+            ok = rc == MPI_SUCCESS ? complete(r, 1, why, sizeof why)
+                                   : fail(why, sizeof why, "xchg_ialltoallv_c", rc);
+        } else {
+            rc = xchg_ialltoallv_algo_c(XCHG_ALGO_PAIRWISE, x.sb, cnt, dsp, MPI_INT, x.rb,
+                                        cnt + P, dsp + P, MPI_INT, MPI_COMM_WORLD, &r);
+            ok = nonblocking_misuse(rc, r, XCHG_ALGO_PAIRWISE, XCHG_NEIGHBOR_INVALID, why,
+                                    sizeof why);
+        }
+        int same = same_as_mpi(&x);
+        if (ok && !same)
+            ok = fail(why, sizeof why, "result against MPI_Alltoallv", MPI_SUCCESS);
+        if (r != XCHG_REQUEST_NULL)
+            xchg_request_free(&r);
+        CHECK_ALL(ok, "xchg_ialltoallv_c on values that fit (%s): %s",
+                  round == 0 ? "auto, test until complete, then wait"
+                             : "pairwise, misuse refused, algorithm told", why);
+    }
+    free(cnt);
+    free(dsp);
+    drop(&x);
+}
 #endif
 
 int main(int argc, char **argv)
@@ -662,8 +921,12 @@ int main(int argc, char **argv)
                                                        : XCHG_NEIGHBOR_AUTO, &nc);
     waitall_mix(&nc);
     errors();
+    modes_misuse(&nc);
+    waitall_twice();
 #if XCHG_HAVE_LARGE_COUNT
     large_count_states(&nc);
+    large_count_misuse(&nc);
+    fit_nonblocking_c();
 #endif
     MPI_Comm_free(&nc.comm);
     MPI_Comm_free(&comm);

@@ -4,7 +4,7 @@
 #ifndef XCHG_API_H
 #define XCHG_API_H
 
-#include "select/select.h"
+#include "request.h"
 
 /* The state of comm for an entry point (xchg_comm_state_get with the
  * registries' names). */
@@ -29,10 +29,6 @@ void xchg_record_count(xchg_comm_state *cs, long shape);
  * class on every rank. c may carry zero arrays when local_err is set. */
 int xchg_check_mode(xchg_call *c, int local_err);
 
-/* The body of xchg_alltoallv and _algo (from_env: XCHG_ALLTOALLV_ALGO
- * decides, as for auto), also of the large-count entries once their arrays
- * are converted: pre_err is an argument error their conversion found
- * (MPI_SUCCESS if none), treated as one found by the checks here. */
 /* Everything of an xchg_alltoallv call after the communicator's state is
  * known: checks, agreement, choice, the exchange, stats. Returns the code
  * without raising it (the caller does, at the end of the call or in the
@@ -50,22 +46,25 @@ typedef struct xchg_a2av_args {
     xchg_comm_state *cs;
 } xchg_a2av_args;
 int xchg_alltoallv_body(const xchg_a2av_args *a);
+/* The body of xchg_alltoallv and _algo (from_env: XCHG_ALLTOALLV_ALGO
+ * decides, as for auto), also of the large-count entries once their arrays
+ * are converted: pre_err is an argument error their conversion found
+ * (MPI_SUCCESS if none), treated as one found by the checks here. */
 int xchg_alltoallv_run(xchg_algo algo, int from_env, int pre_err, const void *sendbuf,
                        const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                        void *recvbuf, const int recvcounts[], const int rdispls[],
                        MPI_Datatype recvtype, MPI_Comm comm);
-/* The same for xchg_alltoallv_init and _init_algo (src/api/persistent.c). */
-/* xchg_ialltoallv and _algo (src/api/persistent.c). */
+/* The same for xchg_alltoallv_init and _init_algo (persistent.c). */
+int xchg_alltoallv_init_run(xchg_algo algo, int from_env, int pre_err, const void *sendbuf,
+                            const int sendcounts[], const int sdispls[],
+                            MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                            const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                            MPI_Info info, xchg_request *req);
+/* xchg_ialltoallv and _algo (persistent.c). */
 int xchg_ialltoallv_run(xchg_algo algo, int from_env, const void *sendbuf,
                         const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                         void *recvbuf, const int recvcounts[], const int rdispls[],
                         MPI_Datatype recvtype, MPI_Comm comm, xchg_request *req);
-/* The parts of xchg_ialltoallv that xchg_ialltoallv_c shares
- * (persistent.c): the checks before a request can be made (raised on comm);
- * the start of a request for the exchange a, whose arrays are copies the
- * request takes over (arrays, and body's ext if body is not NULL; both
- * freed on failure, which is MPI_ERR_NO_MEM, not raised); the report of a
- * call that ran blocking for want of memory (rc: its result). */
 /* What a nonblocking request runs instead of xchg_alltoallv_body, if set:
  * xchg_ialltoallv_c's agreement whether every rank's values fit in int,
  * then the int exchange a or MPI's MPI_Ialltoallv_c (large_count.c);
@@ -75,15 +74,16 @@ typedef struct xchg_nb_body {
     void (*free)(void *ext);
     void *ext;
 } xchg_nb_body;
+/* The parts of xchg_ialltoallv that xchg_ialltoallv_c shares
+ * (persistent.c): the checks before a request can be made (raised on comm);
+ * the start of a request for the exchange a, whose arrays are copies the
+ * request takes over (arrays, and body's ext if body is not NULL; both
+ * freed on failure, which is MPI_ERR_NO_MEM, not raised); the report of a
+ * call that ran blocking for want of memory (rc: its result). */
 int xchg_ialltoallv_prepare(MPI_Comm comm, xchg_request *req, int *P, xchg_comm_state **cs);
 int xchg_ialltoallv_launch(const xchg_a2av_args *a, int *arrays, const xchg_nb_body *body,
                            xchg_request *req);
 int xchg_ialltoallv_ran_blocking(MPI_Comm comm, int rc, const char *fn);
-int xchg_alltoallv_init_run(xchg_algo algo, int from_env, int pre_err, const void *sendbuf,
-                            const int sendcounts[], const int sdispls[],
-                            MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                            const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                            MPI_Info info, xchg_request *req);
 #if XCHG_HAVE_LARGE_COUNT
 /* A persistent request that is MPI's own MPI_Alltoallv_init_c on pcomm
  * (persistent.c): for large-count inits whose values some rank cannot give
@@ -95,28 +95,6 @@ int xchg_request_mpi_large(xchg_comm_state *cs, const void *sendbuf,
                            const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                            xchg_request *req);
 #endif
-
-/* A request whose work another entry point does (the neighbour exchange,
- * neighbor.c): xchg_start, xchg_wait, xchg_test and xchg_request_free call
- * these on ctx. start starts one exchange (persistent requests only); test
- * sets *done once complete; wait completes; free releases ctx (called
- * idle; may be collective); neighbor_algo tells what the request runs. */
-typedef struct xchg_request_ops {
-    int (*start)(void *ctx);
-    int (*test)(void *ctx, int *done);
-    int (*wait)(void *ctx);
-    int (*free)(void *ctx);
-    xchg_neighbor_algo (*neighbor_algo)(void *ctx);
-} xchg_request_ops;
-/* A datatype a request keeps: predefined ones as they are, a duplicate of
- * a derived one (so the caller may free theirs); and its release. */
-int xchg_type_keep(MPI_Datatype t, MPI_Datatype *out);
-void xchg_type_release(MPI_Datatype *t);
-/* Makes such a request on comm, retaining cs (persistent.c). nonblocking:
- * already started by its maker and never restarted. On failure
- * (MPI_ERR_NO_MEM, not raised) nothing is kept: ctx stays the caller's. */
-int xchg_request_of_ops(MPI_Comm comm, xchg_comm_state *cs, const xchg_request_ops *ops,
-                        void *ctx, int nonblocking, xchg_request *req);
 
 /* The algorithm to run: algo itself, or with from_env the one
  * XCHG_ALLTOALLV_ALGO names (s: the agreed settings); an error if it is not

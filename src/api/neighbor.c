@@ -443,12 +443,6 @@ static int nb_run(void *ctx)
     return body(&q->a, &q->algo);
 }
 
-static int nb_start(void *ctx)
-{
-    (void)ctx;
-    return MPI_SUCCESS; /* never called: a nonblocking request is not restarted */
-}
-
 static int nb_test(void *ctx, int *done)
 {
     nbr_request *q = ctx;
@@ -473,7 +467,11 @@ static int nb_free(void *ctx)
     return MPI_SUCCESS;
 }
 
-static const xchg_request_ops nb_ops = {nb_start, nb_test, nb_wait, nb_free, request_algo};
+static const xchg_request_ops nb_ops = {.start = NULL, /* never restarted */
+                                       .test = nb_test,
+                                       .wait = nb_wait,
+                                       .free = nb_free,
+                                       .neighbor_algo = request_algo};
 
 int xchg_nbr_irun(xchg_neighbor_algo algo, int from_env, const void *sendbuf,
                 const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
@@ -541,30 +539,34 @@ int xchg_ineighbor_alltoallv_algo(xchg_neighbor_algo algo, const void *sendbuf,
 }
 
 /* Persistent: the algorithm's plan, made once at init. */
+static int p_wait(void *ctx)
+{
+    nbr_request *q = ctx;
+    return q->info->persist->wait(&q->c, q->plan);
+}
+
 static int p_start(void *ctx)
 {
     nbr_request *q = ctx;
+    xchg_nb_drain(q->a.cs); /* after what was started before, as every start */
     q->c.mem.temp_peak = q->c.mem.temp_cur;
-    return q->info->persist->start(&q->c, q->plan);
-}
-
-static int p_done(nbr_request *q, int rc)
-{
-    xchg_nbr_record_stats(q->a.cs, q->algo, q->c.mem.temp_peak);
+    int rc = q->info->persist->start(&q->c, q->plan);
+    if (rc != MPI_SUCCESS)
+        p_wait(q); /* complete what it began: partners wait for it */
     return rc;
 }
 
 static int p_test(void *ctx, int *done)
 {
     nbr_request *q = ctx;
-    int rc = q->info->persist->test(&q->c, q->plan, done);
-    return *done ? p_done(q, rc) : rc;
+    return q->info->persist->test(&q->c, q->plan, done);
 }
 
-static int p_wait(void *ctx)
+/* An exchange ended: its stats. */
+static void p_end(void *ctx)
 {
     nbr_request *q = ctx;
-    return p_done(q, q->info->persist->wait(&q->c, q->plan));
+    xchg_nbr_record_stats(q->a.cs, q->algo, q->c.mem.temp_peak);
 }
 
 static int p_free(void *ctx)
@@ -576,7 +578,12 @@ static int p_free(void *ctx)
     return rc;
 }
 
-static const xchg_request_ops persist_ops = {p_start, p_test, p_wait, p_free, request_algo};
+static const xchg_request_ops persist_ops = {.start = p_start,
+                                            .test = p_test,
+                                            .wait = p_wait,
+                                            .end = p_end,
+                                            .free = p_free,
+                                            .neighbor_algo = request_algo};
 
 /* The request's plan, agreed: a rank whose plan failed fails every rank. */
 static int plan_agreed(nbr_request *q, const nbr_state *st, xchg_neighbor_algo algo)

@@ -115,6 +115,7 @@ static int mc_run(mpi_c_request *q)
 
 static int mc_start(void *ctx)
 {
+    xchg_nb_drain(((mpi_c_request *)ctx)->cs); /* after what was started before */
     return mc_run(ctx);
 }
 
@@ -145,7 +146,17 @@ static xchg_neighbor_algo mc_algo(void *ctx)
     return XCHG_NEIGHBOR_INVALID; /* MPI's */
 }
 
-static const xchg_request_ops mc_ops = {mc_start, mc_test, mc_wait, mc_free, mc_algo};
+/* The persistent form's mode; the nonblocking form's is the same, made
+ * started and never restarted. */
+static const xchg_request_ops mc_ops = {.start = mc_start,
+                                        .test = mc_test,
+                                        .wait = mc_wait,
+                                        .free = mc_free,
+                                        .neighbor_algo = mc_algo};
+static const xchg_request_ops mc_nb_ops = {.test = mc_test,
+                                           .wait = mc_wait,
+                                           .free = mc_free,
+                                           .neighbor_algo = mc_algo};
 
 /* The request of a call that MPI takes (nonblocking: run now; persistent:
  * at each start; in/out: the degrees, for the copies). */
@@ -182,7 +193,8 @@ static int pass_request(c_form form, xchg_comm_state *cs, MPI_Comm comm, int in,
     if (rc == MPI_SUCCESS)
         rc = xchg_type_keep(recvtype, &q->rtype);
     if (rc == MPI_SUCCESS)
-        rc = xchg_request_of_ops(comm, cs, &mc_ops, q, form == FORM_NONBLOCKING, req);
+        rc = xchg_request_of_ops(comm, cs, form == FORM_NONBLOCKING ? &mc_nb_ops : &mc_ops, q,
+                                 form == FORM_NONBLOCKING, req);
     if (rc != MPI_SUCCESS) {
         mc_free(q);
         return rc;

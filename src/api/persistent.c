@@ -1,18 +1,19 @@
 /*
- * persistent.c - persistent alltoallv requests (xchg_alltoallv_init, start,
- * wait, test, free), and the request calls every kind of xchg request
- * shares (start, wait, test, waitall, free).
+ * persistent.c - the alltoallv requests, each a mode of the one request
+ * type (request.h): persistent (xchg_alltoallv_init and _init_algo),
+ * nonblocking (xchg_ialltoallv and _algo, and the request of
+ * xchg_ialltoallv_c), and MPI's own persistent request for large counts.
  *
  * Init checks the arguments exactly as xchg_alltoallv does, copies the
  * count/displacement arrays and duplicates derived datatypes (so the caller
  * may free theirs), resolves the algorithm once and, for algorithms with
- * persistent hooks (xchg_persist_ops), builds their plan. Algorithms without
- * hooks take the generic path: start replays the blocking call and keeps its
- * result for wait, so their start is blocking.
+ * persistent hooks (xchg_persist_ops), builds their plan (the plan mode).
+ * Algorithms without hooks take the generic mode: start replays the
+ * blocking call as a coroutine, or at once where it cannot run as one.
  *
  * Large counts that some rank cannot give xchg's algorithms (large_count.c)
  * make a request that is MPI's own MPI_Alltoallv_init_c on the private
- * communicator (mpi_req): start, wait, test and free pass through to it.
+ * communicator (the MPI mode): start, wait, test and free pass through.
  *
  * MPI_IN_PLACE: the contract is that each start sends what recvbuf's blocks
  * hold at that start. The request keeps one copy buffer for the span of the
@@ -24,8 +25,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct xchg_request_s {
-    MPI_Comm comm;               /* the caller's: its error handler */
+/* ---- persistent: the plan and generic modes ---- */
+
+typedef struct a2av_persistent {
     const xchg_algo_info *algo;
     xchg_call c;                 /* lives as long as the request */
     int *arrays;                 /* 4P ints: our copies of counts/displs */
@@ -34,243 +36,21 @@ struct xchg_request_s {
     void *ip_buf;                /* MPI_IN_PLACE copy of recvbuf's blocks */
     size_t ip_bytes;
     MPI_Aint ip_lo;
-    const xchg_persist_ops *persist; /* the algorithm's hooks, NULL on the generic path */
-    void *plan;                  /* the algorithm's, NULL on the generic path */
-    int active;
-    int generic_rc;              /* generic path: result of the call in start */
-    int holds_state;             /* holds a reference to c.cs (set once init succeeded) */
+    const xchg_persist_ops *persist; /* the algorithm's hooks (plan mode) */
+    void *plan;                  /* the algorithm's (plan mode) */
+    int generic_rc;              /* generic mode: result of a call run at its start */
+    xchg_nb *nb;                 /* generic mode: the exchange as a coroutine, if any */
     long rec_shape;              /* XCHG_RECORD: the shape each start counts (-1: none) */
-    int passed_to_mpi;           /* MPI's own request (mpi_req) does the work */
-    MPI_Request mpi_req;
-    void *mpi_arrays;            /* its copies of the large-count arrays */
-    xchg_nb *nb;                 /* the exchange running as a coroutine, if any */
-    int nonblocking;             /* made by xchg_ialltoallv: one exchange, no restart */
-    xchg_a2av_args args;         /* xchg_ialltoallv's call */
-    xchg_algo ran;               /* ... and the algorithm it ran */
-    xchg_nb_body body;           /* xchg_ialltoallv_c: its agreement and MPI's path */
-    const xchg_request_ops *ops; /* another entry point's request (neighbour): its work */
-    void *ops_ctx;
-};
+} a2av_persistent;
 
-static int type_keep(MPI_Datatype t, MPI_Datatype *out)
+static void persistent_release(a2av_persistent *q)
 {
-    int ni, na, nd, comb;
-    *out = t;
-    int rc = MPI_Type_get_envelope(t, &ni, &na, &nd, &comb);
-    if (rc == MPI_SUCCESS && comb != MPI_COMBINER_NAMED)
-        rc = MPI_Type_dup(t, out); /* a duplicate of a committed type is committed */
-    return rc;
-}
-
-static void type_release(MPI_Datatype *t)
-{
-    int ni, na, nd, comb;
-    if (*t == MPI_DATATYPE_NULL)
-        return;
-    if (MPI_Type_get_envelope(*t, &ni, &na, &nd, &comb) == MPI_SUCCESS &&
-        comb != MPI_COMBINER_NAMED)
-        MPI_Type_free(t);
-    *t = MPI_DATATYPE_NULL;
-}
-
-int xchg_type_keep(MPI_Datatype t, MPI_Datatype *out)
-{
-    return type_keep(t, out);
-}
-
-void xchg_type_release(MPI_Datatype *t)
-{
-    type_release(t);
-}
-
-static void request_destroy(struct xchg_request_s *r)
-{
-    xchg_nb_free(r->nb);
-    if (r->body.free)
-        r->body.free(r->body.ext);
-    if (r->passed_to_mpi && r->mpi_req != MPI_REQUEST_NULL)
-        MPI_Request_free(&r->mpi_req);
-    free(r->mpi_arrays);
-    if (r->ip_buf)
-        xchg_temp_free(&r->c, r->ip_buf, r->ip_bytes);
-    type_release(&r->stype);
-    type_release(&r->rtype);
-    if (r->holds_state)
-        xchg_comm_state_release(r->c.cs);
-    free(r->arrays);
-    free(r);
-}
-
-/* Where the request's errors go: the caller's communicator, or, once the
- * caller has freed it, MPI_COMM_SELF (as for errors without a communicator:
- * the request itself keeps working on its own reference to the state). */
-static MPI_Comm error_comm(const struct xchg_request_s *r)
-{
-    return __atomic_load_n(&r->c.cs->comm_freed, __ATOMIC_ACQUIRE) ? MPI_COMM_NULL : r->comm;
-}
-
-int xchg_alltoallv_init_run(xchg_algo algo, int from_env, int pre_err, const void *sendbuf,
-                            const int sendcounts[], const int sdispls[],
-                            MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                            const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                            MPI_Info info, xchg_request *req)
-{
-    int mpi_rc = xchg_mpi_check(comm); /* first: the running MPI is ours */
-    if (mpi_rc != MPI_SUCCESS)
-        return mpi_rc;
-    (void)info;
-    if (!req)
-        return xchg_raise(comm, xchg_error_code(MPI_ERR_ARG, "req is NULL"));
-    *req = XCHG_REQUEST_NULL;
-    /* The state first (collective on first use); then an argument error
-     * is agreed with the allreduce below, so it fails every rank alike. */
-    int P0 = 0, rc = xchg_check_comm(comm, &P0);
-    xchg_comm_state *cs = NULL;
-    if (rc == MPI_SUCCESS)
-        rc = xchg_api_state(comm, &cs);
-    if (rc != MPI_SUCCESS)
-        return xchg_raise(comm, rc);
-    xchg_nb_drain(cs); /* init is collective: after what was started before */
-    int arg_err = pre_err != MPI_SUCCESS
-                      ? pre_err
-                      : xchg_check_alltoallv_args(sendbuf, sendcounts, sdispls, sendtype,
-                                                  recvbuf, recvcounts, rdispls, recvtype, comm);
-    if (arg_err == MPI_SUCCESS)
-        arg_err = xchg_resolve_algo(&cs->settings, algo, from_env, &algo);
-    if (arg_err != MPI_SUCCESS)
-        return xchg_raise(comm, xchg_agree_errors(cs->pcomm, cs->rank, cs->size, arg_err,
-                                                  "xchg_alltoallv_init"));
-
-    struct xchg_request_s *r = calloc(1, sizeof *r);
-    const int P = cs->size;
-    int *a = r ? malloc(sizeof(int) * 4 * (size_t)(P > 0 ? P : 1)) : NULL;
-    if (!a) {
-        free(r);
-        return xchg_raise(comm, xchg_error_code(MPI_ERR_NO_MEM, "xchg_alltoallv_init: out "
-                                                "of memory for the request"));
-    }
-    r->arrays = a;
-    r->comm = comm;
-    r->stype = r->rtype = MPI_DATATYPE_NULL;
-    r->in_place = sendbuf == MPI_IN_PLACE;
-    memcpy(a + 2 * P, recvcounts, sizeof(int) * (size_t)P);
-    memcpy(a + 3 * P, rdispls, sizeof(int) * (size_t)P);
-    if (!r->in_place) {
-        memcpy(a, sendcounts, sizeof(int) * (size_t)P);
-        memcpy(a + P, sdispls, sizeof(int) * (size_t)P);
-    }
-    xchg_call *c = &r->c;
-    c->sendbuf = sendbuf;
-    c->sendcounts = a;
-    c->sdispls = a + P;
-    c->recvbuf = recvbuf;
-    c->recvcounts = a + 2 * P;
-    c->rdispls = a + 3 * P;
-    c->comm = cs->pcomm;
-    c->cs = cs;
-    c->rank = cs->rank;
-    c->size = P;
-    c->temp_limit = xchg_temp_limit_of(cs);
-    rc = type_keep(recvtype, &r->rtype);
-    if (rc == MPI_SUCCESS)
-        rc = xchg_typeinfo_get(r->rtype, &c->rt);
-    if (rc == MPI_SUCCESS && !r->in_place) {
-        rc = type_keep(sendtype, &r->stype);
-        if (rc == MPI_SUCCESS)
-            rc = xchg_typeinfo_get(r->stype, &c->st);
-    }
-    if (rc == MPI_SUCCESS && r->in_place) {
-        /* sends with the receive layout from a copy made at each start */
-        xchg_block_span(c->recvcounts, c->rdispls, P, &c->rt, &r->ip_lo, &r->ip_bytes);
-        r->ip_buf = xchg_temp_alloc(c, r->ip_bytes, "persistent MPI_IN_PLACE copy of "
-                                    "recvbuf", &rc);
-        if (r->ip_buf) {
-            c->sendbuf = (char *)r->ip_buf - r->ip_lo;
-            c->sendcounts = c->recvcounts;
-            c->sdispls = c->rdispls;
-            c->st = c->rt;
-        }
-    }
-    /* Everything above is local; from here on ranks must agree. A local
-     * failure before the collective part would hang the others, so agree
-     * (the same allreduce as for an argument error above). */
-    rc = xchg_agree_errors(c->comm, c->rank, c->size, rc, "xchg_alltoallv_init");
-    if (rc != MPI_SUCCESS) {
-        request_destroy(r);
-        return xchg_raise(comm, rc);
-    }
-    r->rec_shape = -1;
-    if (cs->settings.record) /* agreed; the starts count the calls */
-        rc = xchg_record_call(cs, c->sendcounts, c->st.size, MPI_SUCCESS, 0, &r->rec_shape);
-    if (rc == MPI_SUCCESS && algo == XCHG_ALGO_AUTO)
-        rc = xchg_select_alltoallv_now(c, &algo); /* once, at init, from its own counts */
-    if (rc == MPI_SUCCESS) {
-        r->algo = xchg_registry_find(algo);
-        r->persist = r->algo->persist;
-        if (r->persist && r->persist->fits && !r->persist->fits(c))
-            r->persist = NULL;
-        if (r->persist)
-            rc = r->persist->init(c, &r->plan);
-    }
-    if (rc != MPI_SUCCESS) {
-        request_destroy(r);
-        return xchg_raise(comm, rc);
-    }
-    /* The request keeps the state (and its private communicator) alive
-     * even if the caller frees comm first, as MPI keeps a communicator for
-     * its pending persistent requests. */
-    xchg_comm_state_retain(cs);
-    r->holds_state = 1;
-    *req = r;
-    return MPI_SUCCESS;
-}
-
-int xchg_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                        MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                        const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                        MPI_Info info, xchg_request *req)
-{
-    return xchg_alltoallv_init_run(XCHG_ALGO_AUTO, 1, MPI_SUCCESS, sendbuf, sendcounts,
-                                   sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                                   recvtype, comm, info, req);
-}
-
-int xchg_alltoallv_init_algo(xchg_algo algo, const void *sendbuf, const int sendcounts[],
-                             const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
-                             const int recvcounts[], const int rdispls[],
-                             MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                             xchg_request *req)
-{
-    return xchg_alltoallv_init_run(algo, 0, MPI_SUCCESS, sendbuf, sendcounts, sdispls,
-                                   sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
-                                   info, req);
-}
-
-static int null_request(const char *fn)
-{
-    return xchg_raise(MPI_COMM_NULL, xchg_error_code(MPI_ERR_REQUEST, "%s: the request is "
-                                                     "XCHG_REQUEST_NULL", fn));
-}
-
-/* Ends an exchange: the request is inactive again, stats are recorded. */
-static int complete(struct xchg_request_s *r, int rc)
-{
-    r->active = 0;
-    if (r->ops) /* its entry point recorded the stats */
-        return xchg_raise(error_comm(r), rc);
-    xchg_nb_free(r->nb);
-    r->nb = NULL;
-    xchg_comm_state *cs = r->c.cs;
-    if (r->nonblocking) {
-        r->algo = xchg_registry_find(r->ran); /* the body recorded its stats */
-        return xchg_raise(error_comm(r), rc);
-    }
-    cs->last.algo = r->algo->id;
-    cs->last.sparse_algo = XCHG_SPARSE_INVALID;
-    cs->last.temp_bytes = r->c.temp_peak;
-    cs->last.calls = cs->calls;
-    cs->last.passed_to_mpi = r->passed_to_mpi;
-    return xchg_raise(error_comm(r), rc);
+    xchg_nb_free(q->nb);
+    if (q->ip_buf)
+        xchg_temp_free(&q->c, q->ip_buf, q->ip_bytes);
+    xchg_type_release(&q->stype);
+    xchg_type_release(&q->rtype);
+    free(q->arrays);
 }
 
 /* Whether an exchange of algo on cs runs blocking at its start rather than
@@ -296,249 +76,383 @@ static int blocking_start(xchg_comm_state *cs, xchg_algo algo)
     return 0;
 }
 
-/* The generic path's exchange: the blocking algorithm, as a coroutine. */
-static int generic_run(void *p)
+/* What every start does first: the MPI_IN_PLACE copy, the counters. */
+static void start_counts(a2av_persistent *q)
 {
-    struct xchg_request_s *r = p;
-    return r->algo->run(&r->c);
-}
-
-int xchg_start(xchg_request r)
-{
-    if (!r)
-        return null_request("xchg_start");
-    if (r->active)
-        return xchg_raise(error_comm(r), xchg_error_code(MPI_ERR_REQUEST, "xchg_start: the request "
-                          "is already active (complete it with xchg_wait or xchg_test "
-                          "first)"));
-    if (r->nonblocking)
-        return xchg_raise(error_comm(r), xchg_error_code(MPI_ERR_REQUEST, "xchg_start: the "
-                          "request was made by a nonblocking call (xchg_ialltoallv, "
-                          "xchg_ineighbor_alltoallv), not a persistent init: "
-                          "free it with xchg_request_free"));
-    xchg_call *c = &r->c;
-    if (r->ops) {
-        xchg_nb_drain(c->cs); /* after what was started before, as every start */
-        r->active = 1;
-        int rc = r->ops->start(r->ops_ctx);
-        if (rc != MPI_SUCCESS) { /* complete what it began: partners wait for it */
-            r->ops->wait(r->ops_ctx);
-            return complete(r, rc);
-        }
-        xchg_charge_flush(); /* copies since its last MPI call */
-        return MPI_SUCCESS;
-    }
-    if (r->passed_to_mpi || r->persist)
-        xchg_nb_drain(c->cs); /* they use the private communicator at once */
-    if (r->passed_to_mpi) {
-        c->cs->calls++;
-        int rc = MPI_Start(&r->mpi_req);
-        if (rc != MPI_SUCCESS)
-            return complete(r, rc);
-        r->active = 1;
-        return MPI_SUCCESS;
-    }
-    if (r->in_place && r->ip_bytes) {
-        memcpy(r->ip_buf, (char *)c->recvbuf + r->ip_lo, r->ip_bytes);
-        xchg_charge_copy(r->ip_bytes);
+    xchg_call *c = &q->c;
+    if (q->in_place && q->ip_bytes) {
+        memcpy(q->ip_buf, (char *)c->recvbuf + q->ip_lo, q->ip_bytes);
+        xchg_charge_copy(q->ip_bytes);
     }
     c->temp_peak = c->temp_cur;
     c->cs->calls++;
-    xchg_record_count(c->cs, r->rec_shape);
-    r->active = 1;
-    int rc;
-    if (r->persist) {
-        rc = r->persist->start(c, r->plan);
-        if (rc != MPI_SUCCESS) {
-            /* The start may have set operations in flight (MPI_Startall,
-             * a fence) and partners wait for this exchange: complete it
-             * before the request becomes inactive, so it stays usable and
-             * nothing is left running. The start's error is the one reported. */
-            r->persist->wait(c, r->plan);
-            return complete(r, rc);
-        }
-    } else if (blocking_start(c->cs, r->algo->id) ||
-               xchg_nb_start(c->cs, generic_run, r, &r->nb) != MPI_SUCCESS) {
+    xchg_record_count(c->cs, q->rec_shape);
+}
+
+static int plan_start(void *ctx)
+{
+    a2av_persistent *q = ctx;
+    xchg_nb_drain(q->c.cs); /* the plan uses the private communicator at once */
+    start_counts(q);
+    int rc = q->persist->start(&q->c, q->plan);
+    if (rc != MPI_SUCCESS)
+        /* The start may have set operations in flight (MPI_Startall, a
+         * fence) and partners wait for this exchange: complete it before
+         * the request becomes inactive, so it stays usable and nothing is
+         * left running. The start's error is the one reported. */
+        q->persist->wait(&q->c, q->plan);
+    return rc;
+}
+
+static int plan_test(void *ctx, int *done)
+{
+    a2av_persistent *q = ctx;
+    return q->persist->test(&q->c, q->plan, done);
+}
+
+static int plan_wait(void *ctx)
+{
+    a2av_persistent *q = ctx;
+    return q->persist->wait(&q->c, q->plan);
+}
+
+static int plan_free(void *ctx)
+{
+    a2av_persistent *q = ctx;
+    xchg_nb_drain(q->c.cs); /* the plan's free may be collective */
+    int rc = q->persist->free(&q->c, q->plan);
+    persistent_release(q);
+    return rc;
+}
+
+/* The generic mode's exchange: the blocking algorithm, as a coroutine. */
+static int generic_run(void *ctx)
+{
+    a2av_persistent *q = ctx;
+    return q->algo->run(&q->c);
+}
+
+static int generic_start(void *ctx)
+{
+    a2av_persistent *q = ctx;
+    xchg_comm_state *cs = q->c.cs;
+    start_counts(q);
+    if (blocking_start(cs, q->algo->id) ||
+        xchg_nb_start(cs, generic_run, q, &q->nb) != MPI_SUCCESS) {
         /* no memory for a coroutine: run it here, blocking (every rank
          * takes part either way) */
-        xchg_nb_drain(c->cs);
-        r->generic_rc = r->algo->run(c);
+        xchg_nb_drain(cs);
+        q->generic_rc = q->algo->run(&q->c);
     }
-    xchg_charge_flush(); /* copies since its last MPI call */
     return MPI_SUCCESS;
 }
 
-/* Whether a wait or test has nothing to do, as MPI_Wait and MPI_Test on
- * MPI_REQUEST_NULL or an inactive persistent request: a NULL request, a
- * persistent one never started or already completed, a nonblocking one
- * already completed (MPI would have set its handle to MPI_REQUEST_NULL;
- * xchg's stays, inactive, until xchg_request_free). One check for every
- * kind of request, before any dispatch on the kind. */
-static int inactive(const struct xchg_request_s *r)
+static int generic_test(void *ctx, int *done)
 {
-    return !r || !r->active;
+    a2av_persistent *q = ctx;
+    if (q->nb)
+        return xchg_nb_test(q->nb, done);
+    *done = 1;
+    return q->generic_rc;
 }
 
-int xchg_wait(xchg_request r)
+static int generic_wait(void *ctx)
 {
-    if (inactive(r))
-        return xchg_raise(MPI_COMM_NULL, MPI_SUCCESS);
-    int rc = r->ops            ? r->ops->wait(r->ops_ctx)
-             : r->passed_to_mpi ? MPI_Wait(&r->mpi_req, MPI_STATUS_IGNORE)
-             : r->nb            ? xchg_nb_wait(r->nb)
-             : r->nonblocking   ? r->generic_rc
-             : r->persist ? r->persist->wait(&r->c, r->plan)
-                                : r->generic_rc;
-    return complete(r, rc);
+    a2av_persistent *q = ctx;
+    return q->nb ? xchg_nb_wait(q->nb) : q->generic_rc;
 }
 
-int xchg_test(xchg_request r, int *flag)
+static int generic_free(void *ctx)
 {
-    if (!flag)
-        return xchg_raise(r ? error_comm(r) : MPI_COMM_NULL,
-                          xchg_error_code(MPI_ERR_ARG, "xchg_test: flag is NULL"));
-    *flag = inactive(r);
-    if (*flag)
-        return xchg_raise(MPI_COMM_NULL, MPI_SUCCESS);
-    int rc = MPI_SUCCESS, done = 1;
-    if (r->ops) {
-        rc = r->ops->test(r->ops_ctx, &done);
-    } else if (r->passed_to_mpi) {
-        rc = MPI_Test(&r->mpi_req, &done, MPI_STATUS_IGNORE);
-    } else if (r->nb) {
-        rc = xchg_nb_test(r->nb, &done);
-    } else if (r->nonblocking) {
-        rc = r->generic_rc;
-    } else if (r->persist) {
-        rc = r->persist->test(&r->c, r->plan, &done);
-    } else {
-        rc = r->generic_rc;
-    }
-    if (rc != MPI_SUCCESS || done) {
-        *flag = 1;
-        return complete(r, rc);
-    }
-    xchg_charge_flush(); /* copies since its last MPI call */
+    persistent_release(ctx);
     return MPI_SUCCESS;
 }
 
-/* The first failure in array order wins: the caller learns the lowest
- * index that failed, whichever completed first. */
-static void note_result(int i, int rc, int *first, int *first_rc)
+/* An exchange ended: its stats. */
+static void persistent_end(void *ctx)
 {
-    if (rc != MPI_SUCCESS && (*first < 0 || i < *first)) {
-        *first = i;
-        *first_rc = rc;
+    a2av_persistent *q = ctx;
+    xchg_nb_free(q->nb);
+    q->nb = NULL;
+    xchg_comm_state *cs = q->c.cs;
+    cs->last.algo = q->algo->id;
+    cs->last.sparse_algo = XCHG_SPARSE_INVALID;
+    cs->last.temp_bytes = q->c.temp_peak;
+    cs->last.calls = cs->calls;
+    cs->last.passed_to_mpi = 0;
+}
+
+static xchg_algo persistent_algo(void *ctx)
+{
+    const a2av_persistent *q = ctx;
+    return q->algo ? q->algo->id : XCHG_ALGO_INVALID;
+}
+
+static const xchg_request_ops plan_ops = {.start = plan_start,
+                                          .test = plan_test,
+                                          .wait = plan_wait,
+                                          .end = persistent_end,
+                                          .free = plan_free,
+                                          .algo = persistent_algo};
+
+static const xchg_request_ops generic_ops = {.start = generic_start,
+                                             .test = generic_test,
+                                             .wait = generic_wait,
+                                             .end = persistent_end,
+                                             .free = generic_free,
+                                             .algo = persistent_algo};
+
+/* The checks of an init before it makes anything, as xchg_alltoallv's;
+ * a->algo resolved, a->cs found. An argument error is agreed, so it fails
+ * every rank alike. Returns the error raised. */
+static int init_checks(xchg_a2av_args *a, xchg_request *req)
+{
+    int mpi_rc = xchg_mpi_check(a->comm); /* first: the running MPI is ours */
+    if (mpi_rc != MPI_SUCCESS)
+        return mpi_rc;
+    if (!req)
+        return xchg_raise(a->comm, xchg_error_code(MPI_ERR_ARG, "req is NULL"));
+    *req = XCHG_REQUEST_NULL;
+    /* The state first (collective on first use); then an argument error
+     * is agreed with the allreduce below, so it fails every rank alike. */
+    int P0 = 0, rc = xchg_check_comm(a->comm, &P0);
+    if (rc == MPI_SUCCESS)
+        rc = xchg_api_state(a->comm, &a->cs);
+    if (rc != MPI_SUCCESS)
+        return xchg_raise(a->comm, rc);
+    xchg_comm_state *cs = a->cs;
+    xchg_nb_drain(cs); /* init is collective: after what was started before */
+    int arg_err = a->pre_err != MPI_SUCCESS
+                      ? a->pre_err
+                      : xchg_check_alltoallv_args(a->sendbuf, a->sendcounts, a->sdispls,
+                                                  a->sendtype, a->recvbuf, a->recvcounts,
+                                                  a->rdispls, a->recvtype, a->comm);
+    if (arg_err == MPI_SUCCESS)
+        arg_err = xchg_resolve_algo(&cs->settings, a->algo, a->from_env, &a->algo);
+    if (arg_err != MPI_SUCCESS)
+        return xchg_raise(a->comm, xchg_agree_errors(cs->pcomm, cs->rank, cs->size, arg_err,
+                                                     "xchg_alltoallv_init"));
+    return MPI_SUCCESS;
+}
+
+/* The request's call on its own copies of a's arrays (q->arrays, 4P ints)
+ * and datatypes, with the MPI_IN_PLACE copy buffer. Local. */
+static int persistent_call(a2av_persistent *q, const xchg_a2av_args *a)
+{
+    xchg_comm_state *cs = a->cs;
+    const int P = cs->size;
+    int *arr = q->arrays;
+    q->stype = q->rtype = MPI_DATATYPE_NULL;
+    q->in_place = a->sendbuf == MPI_IN_PLACE;
+    memcpy(arr + 2 * P, a->recvcounts, sizeof(int) * (size_t)P);
+    memcpy(arr + 3 * P, a->rdispls, sizeof(int) * (size_t)P);
+    if (!q->in_place) {
+        memcpy(arr, a->sendcounts, sizeof(int) * (size_t)P);
+        memcpy(arr + P, a->sdispls, sizeof(int) * (size_t)P);
     }
-}
-
-static int active_count(int count, const xchg_request reqs[])
-{
-    int n = 0;
-    for (int i = 0; i < count; i++)
-        n += !inactive(reqs[i]);
-    return n;
-}
-
-int xchg_waitall(int count, xchg_request reqs[])
-{
-    if (count < 0)
-        return xchg_raise(MPI_COMM_NULL, xchg_error_code(MPI_ERR_COUNT, "xchg_waitall: count "
-                          "is negative (%d)", count));
-    if (count > 0 && !reqs)
-        return xchg_raise(MPI_COMM_NULL, xchg_error_code(MPI_ERR_ARG, "xchg_waitall: reqs is "
-                          "NULL but count is %d", count));
-    int first = -1, first_rc = MPI_SUCCESS;
-    /* Test them all in turn until one is left, so each advances whatever
-     * order the partners complete theirs in (as MPI_Waitall progresses all
-     * of its requests); then wait for the last. Active ones are counted
-     * anew each round: a request listed twice completes once. Each error
-     * has gone through its request's error handler already. */
-    while (active_count(count, reqs) > 1) {
-        for (int i = 0; i < count; i++) {
-            int flag = 0, rc;
-            if (inactive(reqs[i]))
-                continue;
-            rc = xchg_test(reqs[i], &flag);
-            if (flag)
-                note_result(i, rc, &first, &first_rc);
+    xchg_call *c = &q->c;
+    c->sendbuf = a->sendbuf;
+    c->sendcounts = arr;
+    c->sdispls = arr + P;
+    c->recvbuf = a->recvbuf;
+    c->recvcounts = arr + 2 * P;
+    c->rdispls = arr + 3 * P;
+    c->comm = cs->pcomm;
+    c->cs = cs;
+    c->rank = cs->rank;
+    c->size = P;
+    c->temp_limit = xchg_temp_limit_of(cs);
+    int rc = xchg_type_keep(a->recvtype, &q->rtype);
+    if (rc == MPI_SUCCESS)
+        rc = xchg_typeinfo_get(q->rtype, &c->rt);
+    if (rc == MPI_SUCCESS && !q->in_place) {
+        rc = xchg_type_keep(a->sendtype, &q->stype);
+        if (rc == MPI_SUCCESS)
+            rc = xchg_typeinfo_get(q->stype, &c->st);
+    }
+    if (rc == MPI_SUCCESS && q->in_place) {
+        /* sends with the receive layout from a copy made at each start */
+        xchg_block_span(c->recvcounts, c->rdispls, P, &c->rt, &q->ip_lo, &q->ip_bytes);
+        q->ip_buf = xchg_temp_alloc(c, q->ip_bytes, "persistent MPI_IN_PLACE copy of "
+                                    "recvbuf", &rc);
+        if (q->ip_buf) {
+            c->sendbuf = (char *)q->ip_buf - q->ip_lo;
+            c->sendcounts = c->recvcounts;
+            c->sdispls = c->rdispls;
+            c->st = c->rt;
         }
     }
-    for (int i = 0; i < count; i++)
-        if (!inactive(reqs[i]))
-            note_result(i, xchg_wait(reqs[i]), &first, &first_rc);
-    return first_rc;
+    return rc;
 }
 
-int xchg_request_free(xchg_request *req)
+/* Collective: the shape recorded, the algorithm chosen (auto: once, from
+ * the request's own counts) and its plan made, if it has hooks that fit. */
+static int persistent_plan(a2av_persistent *q, xchg_algo algo)
 {
-    if (!req || !*req)
-        return null_request("xchg_request_free");
-    struct xchg_request_s *r = *req;
-    if (r->active)
-        return xchg_raise(error_comm(r), xchg_error_code(MPI_ERR_REQUEST, "xchg_request_free: the "
-                          "request is active (complete it with xchg_wait or xchg_test "
-                          "first)"));
+    xchg_call *c = &q->c;
+    xchg_comm_state *cs = c->cs;
     int rc = MPI_SUCCESS;
-    if (r->ops)
-        rc = r->ops->free(r->ops_ctx);
-    else if (r->passed_to_mpi)
-        rc = MPI_Request_free(&r->mpi_req); /* MPI_REQUEST_NULL afterwards */
-    else if (!r->nonblocking && r->persist) {
-        xchg_nb_drain(r->c.cs); /* the plan's free may be collective */
-        rc = r->persist->free(&r->c, r->plan);
+    q->rec_shape = -1;
+    if (cs->settings.record) /* agreed; the starts count the calls */
+        rc = xchg_record_call(cs, c->sendcounts, c->st.size, MPI_SUCCESS, 0, &q->rec_shape);
+    if (rc == MPI_SUCCESS && algo == XCHG_ALGO_AUTO)
+        rc = xchg_select_alltoallv_now(c, &algo);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    q->algo = xchg_registry_find(algo);
+    q->persist = q->algo->persist;
+    if (q->persist && q->persist->fits && !q->persist->fits(c))
+        q->persist = NULL;
+    return q->persist ? q->persist->init(c, &q->plan) : MPI_SUCCESS;
+}
+
+int xchg_alltoallv_init_run(xchg_algo algo, int from_env, int pre_err, const void *sendbuf,
+                            const int sendcounts[], const int sdispls[],
+                            MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                            const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                            MPI_Info info, xchg_request *req)
+{
+    (void)info;
+    xchg_a2av_args a = {algo,    from_env,   pre_err, sendbuf,  sendcounts, sdispls, sendtype,
+                        recvbuf, recvcounts, rdispls, recvtype, comm,       NULL};
+    int rc = init_checks(&a, req);
+    if (rc != MPI_SUCCESS)
+        return rc; /* raised there */
+    void *ctx = NULL;
+    xchg_request r = xchg_request_alloc(sizeof(a2av_persistent), &ctx);
+    a2av_persistent *q = ctx;
+    const int P = a.cs->size;
+    int *arrays = r ? malloc(sizeof(int) * 4 * (size_t)(P > 0 ? P : 1)) : NULL;
+    if (!arrays) {
+        xchg_request_discard(r);
+        return xchg_raise(comm, xchg_error_code(MPI_ERR_NO_MEM, "xchg_alltoallv_init: out "
+                                                "of memory for the request"));
     }
-    MPI_Comm comm = error_comm(r); /* before the state may go */
-    request_destroy(r);
-    *req = XCHG_REQUEST_NULL;
-    return xchg_raise(comm, rc);
-}
-
-xchg_algo xchg_request_algo(xchg_request r)
-{
-    return r && r->algo ? r->algo->id : XCHG_ALGO_INVALID;
-}
-
-xchg_neighbor_algo xchg_request_neighbor_algo(xchg_request r)
-{
-    return r && r->ops ? r->ops->neighbor_algo(r->ops_ctx) : XCHG_NEIGHBOR_INVALID;
-}
-
-int xchg_request_of_ops(MPI_Comm comm, xchg_comm_state *cs, const xchg_request_ops *ops,
-                        void *ctx, int nonblocking, xchg_request *req)
-{
-    struct xchg_request_s *r = calloc(1, sizeof *r);
-    if (!r)
-        return xchg_error_code(MPI_ERR_NO_MEM, "out of memory for a request");
-    r->comm = comm;
-    r->stype = r->rtype = MPI_DATATYPE_NULL;
-    r->ops = ops;
-    r->ops_ctx = ctx;
-    r->nonblocking = nonblocking;
-    r->active = nonblocking; /* started by its maker */
-    r->c.cs = cs;
-    xchg_comm_state_retain(cs);
-    r->holds_state = 1;
+    q->arrays = arrays;
+    rc = persistent_call(q, &a);
+    /* Everything above is local; from here on ranks must agree. A local
+     * failure before the collective part would hang the others, so agree
+     * (the same allreduce as for an argument error above). */
+    rc = xchg_agree_errors(q->c.comm, q->c.rank, q->c.size, rc, "xchg_alltoallv_init");
+    if (rc == MPI_SUCCESS)
+        rc = persistent_plan(q, a.algo);
+    if (rc != MPI_SUCCESS) {
+        persistent_release(q);
+        xchg_request_discard(r);
+        return xchg_raise(comm, rc);
+    }
+    /* The request keeps the state (and its private communicator) alive
+     * even if the caller frees comm first. */
+    xchg_request_bind(r, q->persist ? &plan_ops : &generic_ops, comm, a.cs, 0);
     *req = r;
     return MPI_SUCCESS;
 }
 
-/* xchg_ialltoallv: the blocking call's body as a coroutine (or, for
- * xchg_ialltoallv_c, the large-count agreement first: large_count.c). */
-static int ialltoallv_body(struct xchg_request_s *r)
+int xchg_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                        MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                        const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                        MPI_Info info, xchg_request *req)
 {
-    if (r->body.run)
-        return r->body.run(r->body.ext, &r->args);
-    return xchg_alltoallv_body(&r->args);
+    return xchg_alltoallv_init_run(XCHG_ALGO_AUTO, 1, MPI_SUCCESS, sendbuf, sendcounts,
+                                   sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                                   recvtype, comm, info, req);
 }
 
-static int ialltoallv_run(void *p)
+int xchg_alltoallv_init_algo(xchg_algo algo, const void *sendbuf, const int sendcounts[],
+                             const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                             const int recvcounts[], const int rdispls[],
+                             MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                             xchg_request *req)
 {
-    struct xchg_request_s *r = p;
-    int rc = ialltoallv_body(r);
-    r->ran = r->c.cs->last.algo; /* recorded by the body just now */
+    return xchg_alltoallv_init_run(algo, 0, MPI_SUCCESS, sendbuf, sendcounts, sdispls,
+                                   sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
+                                   info, req);
+}
+
+/* ---- nonblocking: xchg_ialltoallv's mode ---- */
+
+typedef struct a2av_nonblocking {
+    xchg_a2av_args args;       /* the call, on the copies below */
+    int *arrays;               /* the copies of its counts and displacements */
+    MPI_Datatype stype, rtype; /* our duplicates (or the predefined types) */
+    xchg_nb_body body;         /* xchg_ialltoallv_c: its agreement and MPI's path */
+    xchg_nb *nb;               /* the exchange as a coroutine (NULL: it ran at once) */
+    int rc;                    /* ... the result of the one that ran at once */
+    xchg_algo ran;             /* the algorithm it ran (the body records it) */
+    int ended;                 /* complete: xchg_request_algo tells ran */
+} a2av_nonblocking;
+
+/* The blocking call's body (or, for xchg_ialltoallv_c, the large-count
+ * agreement first: large_count.c). */
+static int nonblocking_body(a2av_nonblocking *q)
+{
+    if (q->body.run)
+        return q->body.run(q->body.ext, &q->args);
+    return xchg_alltoallv_body(&q->args);
+}
+
+/* The exchange as a coroutine. */
+static int nonblocking_run(void *ctx)
+{
+    a2av_nonblocking *q = ctx;
+    int rc = nonblocking_body(q);
+    q->ran = q->args.cs->last.algo; /* recorded by the body just now */
     return rc;
 }
+
+static int nonblocking_test(void *ctx, int *done)
+{
+    a2av_nonblocking *q = ctx;
+    if (q->nb)
+        return xchg_nb_test(q->nb, done);
+    *done = 1;
+    return q->rc;
+}
+
+static int nonblocking_wait(void *ctx)
+{
+    a2av_nonblocking *q = ctx;
+    return q->nb ? xchg_nb_wait(q->nb) : q->rc;
+}
+
+/* The exchange ended: the body recorded its stats. */
+static void nonblocking_end(void *ctx)
+{
+    a2av_nonblocking *q = ctx;
+    xchg_nb_free(q->nb);
+    q->nb = NULL;
+    q->ended = 1;
+}
+
+static void nonblocking_release(a2av_nonblocking *q)
+{
+    xchg_nb_free(q->nb);
+    if (q->body.free)
+        q->body.free(q->body.ext);
+    xchg_type_release(&q->stype);
+    xchg_type_release(&q->rtype);
+    free(q->arrays);
+}
+
+static int nonblocking_free(void *ctx)
+{
+    nonblocking_release(ctx);
+    return MPI_SUCCESS;
+}
+
+static xchg_algo nonblocking_algo(void *ctx)
+{
+    const a2av_nonblocking *q = ctx;
+    const xchg_algo_info *info = q->ended ? xchg_registry_find(q->ran) : NULL;
+    return info ? info->id : XCHG_ALGO_INVALID;
+}
+
+static const xchg_request_ops nonblocking_ops = {.start = NULL, /* never restarted */
+                                                 .test = nonblocking_test,
+                                                 .wait = nonblocking_wait,
+                                                 .end = nonblocking_end,
+                                                 .free = nonblocking_free,
+                                                 .algo = nonblocking_algo};
 
 /* A copy of counts or displacements (NULL stays NULL: the body reports it). */
 static const int *keep_array(int **store, const int *a, int P)
@@ -568,51 +482,52 @@ int xchg_ialltoallv_prepare(MPI_Comm comm, xchg_request *req, int *P, xchg_comm_
     return rc == MPI_SUCCESS ? MPI_SUCCESS : xchg_raise(comm, rc);
 }
 
+/* The caller may free derived types once the call returns (as with MPI's
+ * nonblocking calls): the request's call uses duplicates. */
+static void nonblocking_types(a2av_nonblocking *q, const xchg_a2av_args *a)
+{
+    q->stype = q->rtype = MPI_DATATYPE_NULL;
+    if (a->sendbuf != MPI_IN_PLACE && a->sendtype != MPI_DATATYPE_NULL &&
+        xchg_type_keep(a->sendtype, &q->stype) == MPI_SUCCESS)
+        q->args.sendtype = q->stype;
+    else
+        q->stype = MPI_DATATYPE_NULL;
+    if (a->recvtype != MPI_DATATYPE_NULL && xchg_type_keep(a->recvtype, &q->rtype) == MPI_SUCCESS)
+        q->args.recvtype = q->rtype;
+    else
+        q->rtype = MPI_DATATYPE_NULL;
+}
+
 /* Starts the exchange a (whose arrays are the request's own copies, in
  * arrays, which the request now owns; body: what it runs instead of the
  * blocking call's body, its ext also owned) as a request. */
 int xchg_ialltoallv_launch(const xchg_a2av_args *a, int *arrays, const xchg_nb_body *body,
                            xchg_request *req)
 {
-    struct xchg_request_s *r = calloc(1, sizeof *r);
+    void *ctx = NULL;
+    xchg_request r = xchg_request_alloc(sizeof(a2av_nonblocking), &ctx);
     if (!r) {
         free(arrays);
         if (body && body->free)
             body->free(body->ext);
         return MPI_ERR_NO_MEM;
     }
+    a2av_nonblocking *q = ctx;
     xchg_comm_state *cs = a->cs;
-    r->arrays = arrays;
+    q->arrays = arrays;
     if (body)
-        r->body = *body;
-    r->comm = a->comm;
-    r->nonblocking = 1;
-    r->in_place = a->sendbuf == MPI_IN_PLACE;
-    r->args = *a;
-    /* The caller may free derived types once the call returns (as with
-     * MPI's nonblocking calls): keep duplicates. */
-    r->stype = r->rtype = MPI_DATATYPE_NULL;
-    if (!r->in_place && a->sendtype != MPI_DATATYPE_NULL &&
-        type_keep(a->sendtype, &r->stype) == MPI_SUCCESS)
-        r->args.sendtype = r->stype;
-    else
-        r->stype = MPI_DATATYPE_NULL;
-    if (a->recvtype != MPI_DATATYPE_NULL && type_keep(a->recvtype, &r->rtype) == MPI_SUCCESS)
-        r->args.recvtype = r->rtype;
-    else
-        r->rtype = MPI_DATATYPE_NULL;
-    r->c.cs = cs;
-    xchg_comm_state_retain(cs);
-    r->holds_state = 1;
-    r->active = 1;
+        q->body = *body;
+    q->args = *a;
+    nonblocking_types(q, a);
+    xchg_request_bind(r, &nonblocking_ops, a->comm, cs, 1); /* started here */
     xchg_algo resolved = a->algo;
     if (xchg_resolve_algo(&cs->settings, a->algo, a->from_env, &resolved) != MPI_SUCCESS)
         resolved = a->algo; /* the body reports it */
     if (blocking_start(cs, resolved) ||
-        xchg_nb_start(cs, ialltoallv_run, r, &r->nb) != MPI_SUCCESS) {
+        xchg_nb_start(cs, nonblocking_run, q, &q->nb) != MPI_SUCCESS) {
         xchg_nb_drain(cs); /* no coroutine: run it here, blocking */
-        r->generic_rc = ialltoallv_body(r);
-        r->ran = cs->last.algo;
+        q->rc = nonblocking_body(q);
+        q->ran = cs->last.algo;
     }
     *req = r;
     xchg_charge_flush(); /* copies since its last MPI call */
@@ -680,6 +595,75 @@ int xchg_ialltoallv_algo(xchg_algo algo, const void *sendbuf, const int sendcoun
 }
 
 #if XCHG_HAVE_LARGE_COUNT
+/* ---- MPI's own persistent request: the MPI mode ---- */
+
+typedef struct a2av_mpi {
+    xchg_comm_state *cs;
+    MPI_Request req;           /* MPI_Alltoallv_init_c's on the private communicator */
+    void *arrays;              /* its copies of the large-count arrays */
+    MPI_Datatype stype, rtype; /* our duplicates (or the predefined types) */
+} a2av_mpi;
+
+static void mpi_release(a2av_mpi *q)
+{
+    if (q->req != MPI_REQUEST_NULL)
+        MPI_Request_free(&q->req);
+    free(q->arrays);
+    xchg_type_release(&q->stype);
+    xchg_type_release(&q->rtype);
+}
+
+static int mpi_start(void *ctx)
+{
+    a2av_mpi *q = ctx;
+    xchg_nb_drain(q->cs); /* it uses the private communicator at once */
+    q->cs->calls++;
+    return MPI_Start(&q->req);
+}
+
+static int mpi_test(void *ctx, int *done)
+{
+    a2av_mpi *q = ctx;
+    return MPI_Test(&q->req, done, MPI_STATUS_IGNORE);
+}
+
+static int mpi_wait(void *ctx)
+{
+    a2av_mpi *q = ctx;
+    return MPI_Wait(&q->req, MPI_STATUS_IGNORE);
+}
+
+static void mpi_end(void *ctx)
+{
+    xchg_comm_state *cs = ((a2av_mpi *)ctx)->cs;
+    cs->last.algo = XCHG_ALGO_VENDOR;
+    cs->last.sparse_algo = XCHG_SPARSE_INVALID;
+    cs->last.temp_bytes = 0;
+    cs->last.calls = cs->calls;
+    cs->last.passed_to_mpi = 1;
+}
+
+static int mpi_free(void *ctx)
+{
+    a2av_mpi *q = ctx;
+    int rc = MPI_Request_free(&q->req); /* MPI_REQUEST_NULL afterwards */
+    mpi_release(q);
+    return rc;
+}
+
+static xchg_algo mpi_algo(void *ctx)
+{
+    (void)ctx;
+    return XCHG_ALGO_VENDOR;
+}
+
+static const xchg_request_ops mpi_ops = {.start = mpi_start,
+                                         .test = mpi_test,
+                                         .wait = mpi_wait,
+                                         .end = mpi_end,
+                                         .free = mpi_free,
+                                         .algo = mpi_algo};
+
 int xchg_request_mpi_large(xchg_comm_state *cs, const void *sendbuf,
                            const MPI_Count sendcounts[], const MPI_Aint sdispls[],
                            MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
@@ -687,48 +671,44 @@ int xchg_request_mpi_large(xchg_comm_state *cs, const void *sendbuf,
                            xchg_request *req)
 {
     const size_t P = (size_t)(cs->size > 0 ? cs->size : 1);
-    struct xchg_request_s *r = calloc(1, sizeof *r);
+    void *ctx = NULL;
+    xchg_request r = xchg_request_alloc(sizeof(a2av_mpi), &ctx);
     /* MPI_Count and MPI_Aint are both 64-bit here; one block of 4P of the wider */
     const size_t elem = sizeof(MPI_Count) > sizeof(MPI_Aint) ? sizeof(MPI_Count)
                                                              : sizeof(MPI_Aint);
     char *a = r ? malloc(4 * P * elem) : NULL;
     if (!a) {
-        free(r);
+        xchg_request_discard(r);
         return xchg_error_code(MPI_ERR_NO_MEM, "xchg_alltoallv_init_c: out of memory for "
                                "the request");
     }
     MPI_Count *sc = (MPI_Count *)a, *rc_ = (MPI_Count *)(a + P * elem);
     MPI_Aint *sd = (MPI_Aint *)(a + 2 * P * elem), *rd = (MPI_Aint *)(a + 3 * P * elem);
-    r->mpi_arrays = a;
-    r->passed_to_mpi = 1;
-    r->mpi_req = MPI_REQUEST_NULL;
-    r->comm = comm;
-    r->stype = r->rtype = MPI_DATATYPE_NULL;
-    r->in_place = sendbuf == MPI_IN_PLACE;
-    r->algo = xchg_registry_find(XCHG_ALGO_VENDOR);
-    r->c.cs = cs;
-    r->c.comm = cs->pcomm;
-    r->c.rank = cs->rank;
-    r->c.size = cs->size;
+    a2av_mpi *q = ctx;
+    q->cs = cs;
+    q->arrays = a;
+    q->req = MPI_REQUEST_NULL;
+    q->stype = q->rtype = MPI_DATATYPE_NULL;
+    const int in_place = sendbuf == MPI_IN_PLACE;
     memcpy(rc_, recvcounts, sizeof(MPI_Count) * (size_t)cs->size);
     memcpy(rd, rdispls, sizeof(MPI_Aint) * (size_t)cs->size);
-    if (!r->in_place) {
+    if (!in_place) {
         memcpy(sc, sendcounts, sizeof(MPI_Count) * (size_t)cs->size);
         memcpy(sd, sdispls, sizeof(MPI_Aint) * (size_t)cs->size);
     }
-    int rc = type_keep(recvtype, &r->rtype);
-    if (rc == MPI_SUCCESS && !r->in_place)
-        rc = type_keep(sendtype, &r->stype);
+    int rc = xchg_type_keep(recvtype, &q->rtype);
+    if (rc == MPI_SUCCESS && !in_place)
+        rc = xchg_type_keep(sendtype, &q->stype);
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Alltoallv_init_c(sendbuf, sc, sd, r->in_place ? MPI_DATATYPE_NULL : r->stype,
-                                   recvbuf, rc_, rd, r->rtype, cs->pcomm, MPI_INFO_NULL,
-                                   &r->mpi_req);
+        rc = PMPI_Alltoallv_init_c(sendbuf, sc, sd, in_place ? MPI_DATATYPE_NULL : q->stype,
+                                   recvbuf, rc_, rd, q->rtype, cs->pcomm, MPI_INFO_NULL,
+                                   &q->req);
     if (rc != MPI_SUCCESS) {
-        request_destroy(r);
+        mpi_release(q);
+        xchg_request_discard(r);
         return rc;
     }
-    xchg_comm_state_retain(cs);
-    r->holds_state = 1;
+    xchg_request_bind(r, &mpi_ops, comm, cs, 0);
     *req = r;
     return MPI_SUCCESS;
 }
