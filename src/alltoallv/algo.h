@@ -66,6 +66,15 @@ typedef struct xchg_algo_info {
      * out when XCHG_RANKS_PER_NODE is set or the setup failed. */
     int (*prepare)(xchg_comm_state *cs);
     int (*ready)(const xchg_comm_state *cs);
+    /* Where set: whether it can run as itself on cs (the same answer on
+     * every rank: agreed or from agreed facts). Auto leaves it out where
+     * not, and runs its fallback instead of a cached choice of it. */
+    int (*usable)(const xchg_comm_state *cs);
+    /* Its own tags on the private communicator: tag .. tag + ntags - 1
+     * (ntags 0: one), inside core's alltoallv range; 0: none (it sends no
+     * message of its own, or only through a shared engine's tag). No two
+     * entries' tags overlap (tests/registry_check.c). */
+    int tag, ntags;
 } xchg_algo_info;
 
 /* The registry (src/alltoallv/registry.c). */
@@ -75,6 +84,13 @@ int xchg_registry_count(void);
 const xchg_algo_info *xchg_registry_at(int i);
 /* auto's candidates in their tie order (at most max); returns how many. */
 int xchg_registry_candidates(const xchg_algo_info *out[], int max);
+/* Algorithm id's per-communicator slot (cs->ext[...]; XCHG_EXT_ALGO plus
+ * its place in the registry) and its first tag (its entry's). */
+int xchg_algo_slot(xchg_algo id);
+int xchg_algo_tag(xchg_algo id);
+/* 0 if every entry's tags lie in the alltoallv range and none overlaps
+ * another's or a shared engine's; else 1 and *why says which. */
+int xchg_registry_check_tags(char *why, size_t len);
 
 /* The radix bruck_radix uses on P ranks (XCHG_BRUCK_RADIX or ceil(sqrt P)). */
 int xchg_bruck_radix_for(const xchg_settings *s, int P);

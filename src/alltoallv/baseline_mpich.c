@@ -46,6 +46,7 @@ static int batch_error(int rc, int n, const MPI_Status *st)
 
 int xchg_alltoallv_mpich_model(xchg_call *c)
 {
+    const int tag = xchg_algo_tag(XCHG_ALGO_MPICH_MODEL);
     const int P = c->size, me = c->rank;
     int bblock = c->cs->settings.mpich_throttle;
     if (bblock == 0)
@@ -79,7 +80,7 @@ int xchg_alltoallv_mpich_model(xchg_call *c)
                 continue;
             req[n] = MPI_REQUEST_NULL;
             int rc = MPI_Irecv(xchg_block_addr(c->recvbuf, c->rdispls[src], &c->rt),
-                               c->recvcounts[src], c->rt.type, src, XCHG_TAG_MPICH_MODEL,
+                               c->recvcounts[src], c->rt.type, src, tag,
                                c->comm, &req[n]);
             if (rc != MPI_SUCCESS && first == MPI_SUCCESS)
                 first = rc;
@@ -91,7 +92,7 @@ int xchg_alltoallv_mpich_model(xchg_call *c)
                 continue;
             req[n] = MPI_REQUEST_NULL;
             int rc = MPI_Isend(xchg_block_addr(c->sendbuf, c->sdispls[dst], &c->st),
-                               c->sendcounts[dst], c->st.type, dst, XCHG_TAG_MPICH_MODEL,
+                               c->sendcounts[dst], c->st.type, dst, tag,
                                c->comm, &req[n]);
             if (rc != MPI_SUCCESS && first == MPI_SUCCESS)
                 first = rc;

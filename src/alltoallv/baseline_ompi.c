@@ -54,14 +54,15 @@ static int ompi_uses_linear(int P)
 
 static int ompi_pairwise(xchg_call *c)
 {
+    const int tag = xchg_algo_tag(XCHG_ALGO_OMPI_MODEL);
     const int P = c->size, me = c->rank;
     int first = xchg_self_copy(c); /* step 0; the other steps run regardless */
     for (int s = 1; s < P; s++) {
         int dst = (me + s) % P, src = (me - s + P) % P;
         int rc = xchg_mpi_sendrecv(xchg_block_addr(c->sendbuf, c->sdispls[dst], &c->st),
-                              c->sendcounts[dst], c->st.type, dst, XCHG_TAG_OMPI_MODEL,
+                              c->sendcounts[dst], c->st.type, dst, tag,
                               xchg_block_addr(c->recvbuf, c->rdispls[src], &c->rt),
-                              c->recvcounts[src], c->rt.type, src, XCHG_TAG_OMPI_MODEL,
+                              c->recvcounts[src], c->rt.type, src, tag,
                               c->comm, MPI_STATUS_IGNORE);
         if (rc != MPI_SUCCESS && first == MPI_SUCCESS)
             first = rc;
@@ -71,6 +72,7 @@ static int ompi_pairwise(xchg_call *c)
 
 static int ompi_basic_linear(xchg_call *c)
 {
+    const int tag = xchg_algo_tag(XCHG_ALGO_OMPI_MODEL);
     const int P = c->size, me = c->rank;
     int first = xchg_self_copy(c); /* nothing to do when the self count is 0 */
     if (P == 1)
@@ -91,7 +93,7 @@ static int ompi_basic_linear(xchg_call *c)
             continue;
         req[n] = MPI_REQUEST_NULL;
         int rc = MPI_Irecv(xchg_block_addr(c->recvbuf, c->rdispls[i], &c->rt), c->recvcounts[i],
-                           c->rt.type, i, XCHG_TAG_OMPI_MODEL, c->comm, &req[n++]);
+                           c->rt.type, i, tag, c->comm, &req[n++]);
         if (rc != MPI_SUCCESS && first == MPI_SUCCESS)
             first = rc;
     }
@@ -100,7 +102,7 @@ static int ompi_basic_linear(xchg_call *c)
             continue;
         req[n] = MPI_REQUEST_NULL;
         int rc = MPI_Isend(xchg_block_addr(c->sendbuf, c->sdispls[i], &c->st), c->sendcounts[i],
-                           c->st.type, i, XCHG_TAG_OMPI_MODEL, c->comm, &req[n++]);
+                           c->st.type, i, tag, c->comm, &req[n++]);
         if (rc != MPI_SUCCESS && first == MPI_SUCCESS)
             first = rc;
     }

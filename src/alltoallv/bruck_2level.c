@@ -69,7 +69,7 @@
 
 static const char who[] = "bruck_2level";
 
-/* ---- the per-communicator state (cs->ext[XCHG_EXT_BRUCK_2LEVEL]) ---- */
+/* ---- the per-communicator state (its node state: node_layout.h) ---- */
 
 typedef struct b2_state {
     const xchg_node_layout *nl; /* the communicator's (not owned) */
@@ -89,13 +89,14 @@ static void b2_free(void *p)
     }
 }
 
-/* The tables over the layout; their memory is agreed (one allreduce, once
- * per communicator), so a failure is the same on every rank. */
-static int b2_build(xchg_comm_state *cs, const xchg_node_layout *nl, b2_state **out)
+/* The tables over the layout, on this rank (xchg_node_state_of agrees on
+ * the outcome, so a failure is the same on every rank). */
+static int b2_build(xchg_comm_state *cs, const xchg_node_layout *nl, void **out)
 {
     const int N = nl->nnodes, L = nl->lsize;
     b2_state *s = calloc(1, sizeof *s);
     int lerr = MPI_SUCCESS;
+    *out = s;
     if (s) {
         s->nl = nl;
         for (int b = 0; b < N; b++)
@@ -117,45 +118,21 @@ static int b2_build(xchg_comm_state *cs, const xchg_node_layout *nl, b2_state **
         for (int m = 0; m < L; m++)
             s->members[m] = xchg_node_member(nl, nl->mynode, m);
     }
-    int rc = xchg_agree_errors(cs->pcomm, cs->rank, cs->size, lerr,
-                               "bruck_2level: making the node tables");
-    if (rc != MPI_SUCCESS) {
-        b2_free(s);
-        return rc;
-    }
-    *out = s;
-    return MPI_SUCCESS;
+    return lerr;
 }
 
-/* The state of cs, made on first use (collective over cs->pcomm). */
-static int b2_state_of(xchg_comm_state *cs, b2_state **out)
-{
-    b2_state *s = cs->ext[XCHG_EXT_BRUCK_2LEVEL];
-    if (!s) {
-        const xchg_node_layout *nl;
-        int rc = xchg_node_layout_of(cs, &nl);
-        if (rc == MPI_SUCCESS)
-            rc = b2_build(cs, nl, &s);
-        if (rc != MPI_SUCCESS) {
-            cs->nodes_failed = 1; /* agreed: auto stops choosing node-aware algorithms */
-            return rc;
-        }
-        cs->ext[XCHG_EXT_BRUCK_2LEVEL] = s;
-        cs->ext_free[XCHG_EXT_BRUCK_2LEVEL] = b2_free;
-    }
-    *out = s;
-    return MPI_SUCCESS;
-}
+static const xchg_node_state_ops b2_ops = {XCHG_ALGO_BRUCK_2LEVEL,
+                                           "bruck_2level: making the node tables", b2_build,
+                                           b2_free};
 
 int xchg_bruck_2level_prepare(xchg_comm_state *cs)
 {
-    b2_state *s;
-    return cs->size > 1 ? b2_state_of(cs, &s) : MPI_SUCCESS;
+    return xchg_node_state_prepare(cs, &b2_ops);
 }
 
 int xchg_bruck_2level_ready(const xchg_comm_state *cs)
 {
-    return cs->size == 1 || cs->ext[XCHG_EXT_BRUCK_2LEVEL] != NULL; /* one rank: a copy */
+    return xchg_node_state_ready(cs, &b2_ops);
 }
 
 /* ---- block headers: byte sizes as LEB128 varints ---- */
@@ -370,7 +347,8 @@ static int phase_inter(b2_call *x)
         xchg_bruck_group g = {
             .size = x->N, .pos = x->nl->mynode, .ranks = x->st->players + (size_t)k * x->N,
             .radix = level_radix(c->cs->settings.bruck_radix_inter, x->N),
-            .tag = XCHG_TAG_BRUCK_2LEVEL, .burst = c->cs->settings.throttle, .who = who,
+            .tag = xchg_algo_tag(XCHG_ALGO_BRUCK_2LEVEL), .burst = c->cs->settings.throttle,
+            .who = who,
             .ctx = x, .bytes = inter_bytes, .pack = inter_pack, .deliver = inter_deliver,
             .mark = x->mark, .my_mark = xchg_agree_flag(c->rank, P, MPI_ERR_NO_MEM),
             .keep = 1};
@@ -394,7 +372,8 @@ static int phase_intra(b2_call *x)
     xchg_bruck_group g = {
         .size = x->L, .pos = x->nl->lrank, .ranks = x->st->members,
         .radix = level_radix(c->cs->settings.bruck_radix_intra, x->L),
-        .tag = XCHG_TAG_BRUCK_2LEVEL, .burst = c->cs->settings.throttle, .who = who,
+        .tag = xchg_algo_tag(XCHG_ALGO_BRUCK_2LEVEL), .burst = c->cs->settings.throttle,
+        .who = who,
         .ctx = x, .bytes = intra_bytes, .pack = intra_pack, .deliver = intra_deliver,
         .mark = x->mark, .my_mark = xchg_agree_flag(c->rank, c->size, MPI_ERR_NO_MEM)};
     int e = xchg_bruck_group_run(c, &g);
@@ -424,10 +403,11 @@ int xchg_alltoallv_bruck_2level(xchg_call *c)
 {
     if (c->size == 1)
         return c->arg_err != MPI_SUCCESS ? c->arg_err : xchg_self_copy(c);
-    b2_state *st;
-    int rc = b2_state_of(c->cs, &st);
+    void *state = NULL;
+    int rc = xchg_node_state_of(c->cs, &b2_ops, &state);
     if (rc != MPI_SUCCESS)
         return rc;
+    b2_state *st = state;
     b2_call x;
     memset(&x, 0, sizeof x);
     x.c = c, x.st = st, x.nl = st->nl, x.N = st->nl->nnodes, x.L = st->nl->lsize;

@@ -34,6 +34,11 @@ int xchg_bruck_pack_for(const xchg_call *c, int peer, void *out);
 int xchg_bruck_unpack_from(const xchg_call *c, int peer, const void *in, size_t bytes,
                            const char *who);
 
+/* The tag of the Bruck engine, which bruck_padded, bruck_twophase,
+ * bruck_radix and hybrid's small blocks share (the registry counts it
+ * among the alltoallv tags: registry.c). */
+enum { XCHG_TAG_BRUCK = 110 };
+
 /* Posts a nonblocking send (is_send) or receive of `bytes` bytes with
  * XCHG_TAG_BRUCK: at most two messages (whole chunks as one derived type, then
  * the rest), split identically on both sides from the byte count alone, so

@@ -14,22 +14,22 @@
  *
  * Sizes travel ahead of the data, so no rank needs a global maximum:
  *  1. s -> each phase-1 target: the byte sizes of its blocks for that
- *     column (tag XCHG_TAG_GRID);
+ *     column (grid's first tag);
  *  2. every rank allocates its packed outgoing blocks, the blocks it holds
  *     as intermediate (known from step 1) and its incoming blocks (from its
  *     recvcounts), checks the int range of its messages, and one
  *     MPI_Allreduce of "lowest failing rank" makes every rank refuse
  *     together (MPI_ERR_NO_MEM / MPI_ERR_COUNT) before any data moves;
- *  3. phase-1 data, one packed segment per column (XCHG_TAG_GRID+2), and,
+ *  3. phase-1 data, one packed segment per column (its third tag), and,
  *     at the same time, the phase-2 sizes from each intermediate to each
- *     rank of its column (XCHG_TAG_GRID+1);
- *  4. phase-2 data (XCHG_TAG_GRID+3): an hindexed byte type picks, from
+ *     rank of its column (its second);
+ *  4. phase-2 data (its fourth): an hindexed byte type picks, from
  *     the intermediate's buffer, the block of every source for that
  *     destination; the destination unpacks by source with the sender's
  *     sizes (a block larger than recvcounts allows: MPI_ERR_TRUNCATE after
  *     the exchange). Empty data messages are skipped (both sides know the
  *     size); the block to self is copied locally.
- * Tags XCHG_TAG_GRID .. +3 keep the four kinds apart between one pair.
+ * Its four tags (registry) keep the four kinds apart between one pair.
  * Receive counts that disagree with the senders' can need a larger
  * incoming buffer, known only in step 4: a rank that cannot get it drains
  * its phase-2 messages and returns MPI_ERR_NO_MEM; others are unaffected.
@@ -39,7 +39,7 @@
  * volume: the win for small blocks at large P. Memory: outgoing + held +
  * incoming bytes (about 3x this rank's share) as temporaries; the shape and
  * the size tables (P + O(sqrt(P)^2) entries) depend only on the
- * communicator and are kept in cs->ext[XCHG_EXT_GRID].
+ * communicator and are kept in grid's slot of the state (xchg_algo_slot).
  */
 #include "algo.h"
 
@@ -48,8 +48,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { TAG_SIZE1 = XCHG_TAG_GRID, TAG_SIZE2 = XCHG_TAG_GRID + 1,
-       TAG_DATA1 = XCHG_TAG_GRID + 2, TAG_DATA2 = XCHG_TAG_GRID + 3 };
+/* The four kinds of message, by their offset from grid's first tag. */
+enum { TAG_SIZE1, TAG_SIZE2, TAG_DATA1, TAG_DATA2 };
+
+static int grid_tag(int kind)
+{
+    return xchg_algo_tag(XCHG_ALGO_GRID) + kind;
+}
 
 typedef struct grid_shape {
     int P, C, R, W; /* columns, rows, width of the last row */
@@ -197,11 +202,11 @@ static int phase1_sizes(grid_run *x)
             }
     }
     for (int k = 0; k < nsrc && err == MPI_SUCCESS; k++)
-        err = MPI_Irecv(r1 + (size_t)k * K, K, MPI_INT64_T, src[k], TAG_SIZE1, c->comm,
-                        &req[x->nr++]);
+        err = MPI_Irecv(r1 + (size_t)k * K, K, MPI_INT64_T, src[k], grid_tag(TAG_SIZE1),
+                        c->comm, &req[x->nr++]);
     for (int col = 0, q = 0; col < C && err == MPI_SUCCESS; q += col_len(&g, col), col++)
-        err = MPI_Isend(s1 + q, col_len(&g, col), MPI_INT64_T, tgt[col], TAG_SIZE1, c->comm,
-                        &req[x->nr++]);
+        err = MPI_Isend(s1 + q, col_len(&g, col), MPI_INT64_T, tgt[col], grid_tag(TAG_SIZE1),
+                        c->comm, &req[x->nr++]);
     err = phase_wait(c, req, &x->nr, err);
     return err;
 }
@@ -311,12 +316,12 @@ static int phase1_data(grid_run *x)
     for (int k = 0; k < nsrc && err == MPI_SUCCESS; k++) {
         int64_t b = boff[k + 1] - boff[k];
         if (b > 0)
-            err = MPI_Irecv(x->B + boff[k], (int)b, MPI_BYTE, src[k], TAG_DATA1, c->comm,
-                            &req[x->nr++]);
+            err = MPI_Irecv(x->B + boff[k], (int)b, MPI_BYTE, src[k], grid_tag(TAG_DATA1),
+                            c->comm, &req[x->nr++]);
     }
     for (int j = 0; j < K && err == MPI_SUCCESS; j++)
         err = MPI_Irecv(r2 + (size_t)j * maxsrc, nsrcj[j], MPI_INT64_T, j * C + myc,
-                        TAG_SIZE2, c->comm, &req[x->nr++]);
+                        grid_tag(TAG_SIZE2), c->comm, &req[x->nr++]);
     {
         size_t off = 0;
         for (int col = 0, q = 0; col < C && err == MPI_SUCCESS; col++) {
@@ -324,14 +329,14 @@ static int phase1_data(grid_run *x)
             for (int row = 0; row < col_len(&g, col); row++, q++)
                 b += s1[q];
             if (b > 0)
-                err = MPI_Isend(x->A + off, (int)b, MPI_BYTE, tgt[col], TAG_DATA1, c->comm,
-                                &req[x->nr++]);
+                err = MPI_Isend(x->A + off, (int)b, MPI_BYTE, tgt[col], grid_tag(TAG_DATA1),
+                                c->comm, &req[x->nr++]);
             off += (size_t)b;
         }
     }
     for (int j = 0; j < K && err == MPI_SUCCESS; j++)
-        err = MPI_Isend(s2 + (size_t)j * nsrc, nsrc, MPI_INT64_T, j * C + myc, TAG_SIZE2,
-                        c->comm, &req[x->nr++]);
+        err = MPI_Isend(s2 + (size_t)j * nsrc, nsrc, MPI_INT64_T, j * C + myc,
+                        grid_tag(TAG_SIZE2), c->comm, &req[x->nr++]);
     err = phase_wait(c, req, &x->nr, err);
     return err;
 }
@@ -369,8 +374,8 @@ static int phase2_data(grid_run *x)
         size_t off = 0;
         for (int j = 0; j < K && err == MPI_SUCCESS && !drop; j++) {
             if (dtot[j] > 0)
-                err = MPI_Irecv(x->D + off, (int)dtot[j], MPI_BYTE, j * C + myc, TAG_DATA2,
-                                c->comm, &req[x->nr++]);
+                err = MPI_Irecv(x->D + off, (int)dtot[j], MPI_BYTE, j * C + myc,
+                                grid_tag(TAG_DATA2), c->comm, &req[x->nr++]);
             off += (size_t)dtot[j];
         }
     }
@@ -388,7 +393,7 @@ static int phase2_data(grid_run *x)
         err = MPI_Type_create_hindexed(nsrc, len2 + (size_t)j * nsrc,
                                        disp2 + (size_t)j * nsrc, MPI_BYTE, &ty);
         if (err == MPI_SUCCESS && (err = MPI_Type_commit(&ty)) == MPI_SUCCESS) {
-            err = MPI_Isend(x->B, 1, ty, j * C + myc, TAG_DATA2, c->comm, &req[x->nr++]);
+            err = MPI_Isend(x->B, 1, ty, j * C + myc, grid_tag(TAG_DATA2), c->comm, &req[x->nr++]);
             MPI_Type_free(&ty); /* freed when the send completes */
         }
     }
@@ -397,7 +402,8 @@ static int phase2_data(grid_run *x)
     for (int j = 0; j < K && err == MPI_SUCCESS && drop; j++)
         if (dtot[j] > 0) {
             static char sink[1];
-            xchg_mpi_recv(sink, 0, MPI_BYTE, j * C + myc, TAG_DATA2, c->comm, MPI_STATUS_IGNORE);
+            xchg_mpi_recv(sink, 0, MPI_BYTE, j * C + myc, grid_tag(TAG_DATA2), c->comm,
+                          MPI_STATUS_IGNORE);
         }
     err = phase_wait(c, req, &x->nr, err);
     if (err == MPI_SUCCESS)
@@ -442,12 +448,13 @@ int xchg_alltoallv_grid(xchg_call *c)
     if (P == 1)
         return myerr;
     int err = MPI_SUCCESS;
-    grid_state *gs = c->cs->ext[XCHG_EXT_GRID];
+    const int slot = xchg_algo_slot(XCHG_ALGO_GRID);
+    grid_state *gs = c->cs->ext[slot];
     if (!gs) {
         if ((err = grid_build(c, &gs)) != MPI_SUCCESS)
             return err;
-        c->cs->ext[XCHG_EXT_GRID] = gs;
-        c->cs->ext_free[XCHG_EXT_GRID] = free;
+        c->cs->ext[slot] = gs;
+        c->cs->ext_free[slot] = free;
     }
     grid_run x;
     memset(&x, 0, sizeof x);

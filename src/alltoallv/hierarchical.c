@@ -5,16 +5,16 @@
  * Nodes: the shared node layout (node_layout.h: shared-memory nodes, or
  * blocks of XCHG_RANKS_PER_NODE ranks), positions ordering the ranks node
  * by node. Each node's lowest rank is its leader (one per node). Leaders
- * talk to each other on the private communicator itself (tag
- * XCHG_TAG_HIER), so no leader communicator is split. This algorithm's
- * size tables are cached in cs->ext[XCHG_EXT_HIERARCHICAL].
+ * talk to each other on the private communicator itself (its tag), so no
+ * leader communicator is split. This algorithm's size tables are its
+ * node state (node_layout.h: built, agreed and cached once).
  *
  * One call, sizes travelling ahead of the data (the block to self is copied
  * locally and takes no part):
  *  1. members -> leader, MPI_Gather on the node: the byte size of each
  *     outgoing block (by destination position), the bytes the member
  *     expects in all (from recvcounts) and an error flag;
- *  2. leader <-> leader, Isend/Irecv (tag XCHG_TAG_HIER) to every leader:
+ *  2. leader <-> leader, Isend/Irecv (its tag) to every leader:
  *     the L_N x L_M matrix of block sizes from this node N to node M, plus
  *     the merged error flag;
  *  3. leader -> members, MPI_Scatter: each member's incoming block sizes by
@@ -119,31 +119,25 @@ static int hier_tables(hier_state *h, int P)
     return MPI_SUCCESS;
 }
 
-/* The tables over the node layout. Their memory is agreed (one allreduce,
- * once per communicator), so a failure is the same on every rank and auto
- * stops choosing hierarchical at once (select.c's runnable()). */
-static int hier_build(xchg_comm_state *cs, const xchg_node_layout *nl, hier_state **out)
+/* The tables over the node layout, on this rank (xchg_node_state_of
+ * agrees on the outcome, so a failure is the same on every rank and auto
+ * stops choosing hierarchical at once). */
+static int hier_build(xchg_comm_state *cs, const xchg_node_layout *nl, void **out)
 {
     hier_state *h = calloc(1, sizeof *h);
-    int lerr = MPI_SUCCESS;
-    if (h) {
-        h->nl = nl;
-        h->nnodes = nl->nnodes, h->lrank = nl->lrank, h->lsize = nl->lsize;
-        h->perm = nl->perm, h->first = nl->first;
-        lerr = hier_tables(h, cs->size);
-    } else {
-        lerr = xchg_error_code(MPI_ERR_NO_MEM, "hierarchical: no memory for node tables "
-                               "on rank %d", cs->rank);
-    }
-    int rc = xchg_agree_errors(cs->pcomm, cs->rank, cs->size, lerr,
-                               "hierarchical: making the size tables");
-    if (rc != MPI_SUCCESS) {
-        hier_free(h);
-        return rc;
-    }
     *out = h;
-    return MPI_SUCCESS;
+    if (!h)
+        return xchg_error_code(MPI_ERR_NO_MEM, "hierarchical: no memory for node tables "
+                               "on rank %d", cs->rank);
+    h->nl = nl;
+    h->nnodes = nl->nnodes, h->lrank = nl->lrank, h->lsize = nl->lsize;
+    h->perm = nl->perm, h->first = nl->first;
+    return hier_tables(h, cs->size);
 }
+
+static const xchg_node_state_ops hier_ops = {XCHG_ALGO_HIERARCHICAL,
+                                             "hierarchical: making the size tables",
+                                             hier_build, hier_free};
 
 /* Error flags travel as two int64: first failing rank + 1 (0: none) and its
  * error class. Merging keeps the lowest rank, so every rank ends up with the
@@ -156,37 +150,14 @@ static void flag_merge(int64_t *dst, const int64_t *src)
     }
 }
 
-/* The node layout and tables of cs, made on first use (collective over
- * cs->pcomm: the layout's split, agreement and allgather, then one
- * more agreement). */
-static int hier_state_of(xchg_comm_state *cs, hier_state **out)
-{
-    hier_state *h = cs->ext[XCHG_EXT_HIERARCHICAL];
-    if (!h) {
-        const xchg_node_layout *nl;
-        int rc = xchg_node_layout_of(cs, &nl);
-        if (rc == MPI_SUCCESS)
-            rc = hier_build(cs, nl, &h);
-        if (rc != MPI_SUCCESS) {
-            cs->nodes_failed = 1; /* agreed: auto stops choosing it */
-            return rc;
-        }
-        cs->ext[XCHG_EXT_HIERARCHICAL] = h;
-        cs->ext_free[XCHG_EXT_HIERARCHICAL] = hier_free;
-    }
-    *out = h;
-    return MPI_SUCCESS;
-}
-
 int xchg_hierarchical_prepare(xchg_comm_state *cs)
 {
-    hier_state *h;
-    return cs->size > 1 ? hier_state_of(cs, &h) : MPI_SUCCESS;
+    return xchg_node_state_prepare(cs, &hier_ops);
 }
 
 int xchg_hierarchical_ready(const xchg_comm_state *cs)
 {
-    return cs->size == 1 || cs->ext[XCHG_EXT_HIERARCHICAL] != NULL; /* one rank: a copy */
+    return xchg_node_state_ready(cs, &hier_ops);
 }
 
 /* One call's state across hierarchical's four steps (the functions
@@ -196,6 +167,7 @@ typedef struct hier_run {
     xchg_call *c;
     hier_state *h;
     int P, me, L, N, leader, H;
+    int tag;           /* hierarchical's (registry) */
     const int *perm, *first;
     int64_t ssz, rsz;
     int myerr, lerr;   /* this rank's error; a local one kept for the end */
@@ -333,7 +305,7 @@ static int leaders_sizes(hier_run *x)
     int nr = 0;
     for (int M = 0; M < N; M++) {
         int LM = first[M + 1] - first[M];
-        err = MPI_Irecv(rp, 2 + LM * L, MPI_INT64_T, x->perm[first[M]], XCHG_TAG_HIER, c->comm,
+        err = MPI_Irecv(rp, 2 + LM * L, MPI_INT64_T, x->perm[first[M]], x->tag, c->comm,
                         &req[nr++]);
         if (err != MPI_SUCCESS)
             break;
@@ -346,7 +318,7 @@ static int leaders_sizes(hier_run *x)
         for (int l = 0; l < L; l++)
             for (int m = 0; m < LM; m++)
                 sp[2 + l * LM + m] = lh[(size_t)l * H + first[M] + m];
-        err = MPI_Isend(sp, 2 + L * LM, MPI_INT64_T, x->perm[first[M]], XCHG_TAG_HIER, c->comm,
+        err = MPI_Isend(sp, 2 + L * LM, MPI_INT64_T, x->perm[first[M]], x->tag, c->comm,
                         &req[nr++]);
         sp += 2 + (size_t)L * LM;
     }
@@ -536,7 +508,7 @@ static int leaders_exchange(hier_run *x)
             MPI_Datatype ty;
             err = MPI_Type_create_hindexed(k, rlen, rdtmp, MPI_BYTE, &ty);
             if (err == MPI_SUCCESS && (err = MPI_Type_commit(&ty)) == MPI_SUCCESS) {
-                err = MPI_Irecv(x->R, 1, ty, x->perm[first[M]], XCHG_TAG_HIER, c->comm, &req[nr++]);
+                err = MPI_Irecv(x->R, 1, ty, x->perm[first[M]], x->tag, c->comm, &req[nr++]);
                 MPI_Type_free(&ty); /* freed when the receive completes */
             }
         }
@@ -554,7 +526,7 @@ static int leaders_exchange(hier_run *x)
             err = MPI_Type_create_hindexed(L, slen + (size_t)M * L, sdisp + (size_t)M * L,
                                            MPI_BYTE, &ty);
             if (err == MPI_SUCCESS && (err = MPI_Type_commit(&ty)) == MPI_SUCCESS) {
-                err = MPI_Isend(x->G, 1, ty, x->perm[first[M]], XCHG_TAG_HIER, c->comm, &req[nr++]);
+                err = MPI_Isend(x->G, 1, ty, x->perm[first[M]], x->tag, c->comm, &req[nr++]);
                 MPI_Type_free(&ty);
             }
         }
@@ -572,7 +544,7 @@ static int leaders_exchange(hier_run *x)
                     t += rp[2 + q];
                 rp += 2 + (size_t)LM * L;
                 if (t > 0)
-                    xchg_mpi_recv(sink, 0, MPI_BYTE, x->perm[first[M]], XCHG_TAG_HIER, c->comm,
+                    xchg_mpi_recv(sink, 0, MPI_BYTE, x->perm[first[M]], x->tag, c->comm,
                              MPI_STATUS_IGNORE);
             }
         }
@@ -621,14 +593,15 @@ int xchg_alltoallv_hierarchical(xchg_call *c)
     const int P = c->size;
     if (P == 1)
         return xchg_self_copy(c);
-    hier_state *h = NULL;
-    int rc = hier_state_of(c->cs, &h);
+    void *state = NULL;
+    int rc = xchg_node_state_of(c->cs, &hier_ops, &state);
     if (rc != MPI_SUCCESS)
         return rc;
+    hier_state *h = state;
 
     hier_run x;
     memset(&x, 0, sizeof x);
-    x.c = c, x.h = h, x.P = P, x.me = c->rank;
+    x.c = c, x.h = h, x.P = P, x.me = c->rank, x.tag = xchg_algo_tag(XCHG_ALGO_HIERARCHICAL);
     x.L = h->lsize, x.N = h->nnodes, x.leader = h->lrank == 0;
     x.perm = h->perm, x.first = h->first;
     x.H = P + 3; /* header: P sizes, a total, the flag */

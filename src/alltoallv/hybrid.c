@@ -34,9 +34,10 @@
  * Why two tags: a pre-posted receive whose sender sent nothing directly is
  * cancelled only once this rank's Bruck is over, and by then that sender
  * may already be in its next hybrid call, sending directly to us. Calls
- * alternate two tags (by a count of hybrid runs, the same on every rank),
- * so that message cannot match the stale receive; two calls ahead it cannot
- * be, since its Bruck needs a size word from this rank's next call.
+ * alternate two tags (by a count of hybrid runs on the communicator, kept
+ * in hybrid's slot of its state, the same on every rank), so that message
+ * cannot match the stale receive; two calls ahead it cannot be, since its
+ * Bruck needs a size word from this rank's next call.
  *
  * T is XCHG_HYBRID_THRESHOLD (bytes, agreed like every setting); unset, the
  * default below. r is bruck_radix's (XCHG_BRUCK_RADIX, default ceil(sqrt
@@ -71,7 +72,9 @@ int xchg_alltoallv_hybrid(xchg_call *c)
 {
     const int P = c->size, me = c->rank;
     const size_t T = xchg_hybrid_threshold_for(&c->cs->settings);
-    const int tag = (c->cs->hybrid_calls++ & 1) ? XCHG_TAG_HYBRID_ODD : XCHG_TAG_HYBRID;
+    /* its runs on this communicator, kept in its slot: the tag parity */
+    const unsigned long run = c->cs->ext_count[xchg_algo_slot(XCHG_ALGO_HYBRID)]++;
+    const int tag = xchg_algo_tag(XCHG_ALGO_HYBRID) + (int)(run & 1);
     int err = MPI_SUCCESS, mpierr = MPI_SUCCESS;
     /* announced sizes, receive and send requests, then the direct flags */
     size_t bytes = (size_t)P * sizeof(int64_t) + 2 * (size_t)P * sizeof(MPI_Request) + (size_t)P;

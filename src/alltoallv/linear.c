@@ -34,8 +34,9 @@
  * its receive count is drained, not truncated in the final wait. */
 int xchg_alltoallv_linear(xchg_call *c)
 {
+    const int tag = xchg_algo_tag(XCHG_ALGO_LINEAR);
     if (xchg_linear_bounded(c))
-        return xchg_p2p_windowed(c, c->cs->settings.max_inflight, XCHG_TAG_LINEAR, "linear");
+        return xchg_p2p_windowed(c, c->cs->settings.max_inflight, tag, "linear");
     const int P = c->size, me = c->rank;
     int err = MPI_SUCCESS, mpierr = MPI_SUCCESS;
     const size_t slots = (size_t)(P > 1 ? P - 1 : 1);
@@ -51,7 +52,7 @@ int xchg_alltoallv_linear(xchg_call *c)
         if (room > 0 && room <= XCHG_P2P_PROBE_ABOVE) {
             from[n] = src;
             mpierr = MPI_Irecv(xchg_block_addr(c->recvbuf, c->rdispls[src], &c->rt),
-                               c->recvcounts[src], c->rt.type, src, XCHG_TAG_LINEAR, c->comm,
+                               c->recvcounts[src], c->rt.type, src, tag, c->comm,
                                &req[n++]);
         }
     }
@@ -62,7 +63,7 @@ int xchg_alltoallv_linear(xchg_call *c)
             xchg_poll(c);
         if (c->sendcounts[dst] > 0 && c->st.size > 0)
             mpierr = MPI_Isend(xchg_block_addr(c->sendbuf, c->sdispls[dst], &c->st),
-                               c->sendcounts[dst], c->st.type, dst, XCHG_TAG_LINEAR,
+                               c->sendcounts[dst], c->st.type, dst, tag,
                                c->comm, &req[n++]);
     }
     int e = xchg_self_copy(c);
@@ -72,7 +73,7 @@ int xchg_alltoallv_linear(xchg_call *c)
         int src = (me - i + P) % P;
         MPI_Count room = (MPI_Count)c->recvcounts[src] * (MPI_Count)c->rt.size;
         if (room > XCHG_P2P_PROBE_ABOVE) {
-            e = xchg_p2p_recv_probed(c, src, XCHG_TAG_LINEAR, &req[n++], "linear");
+            e = xchg_p2p_recv_probed(c, src, tag, &req[n++], "linear");
             if (err == MPI_SUCCESS)
                 err = e;
         }
@@ -137,6 +138,7 @@ static int linear_pfree(xchg_call *c, void *p)
 
 static int linear_pinit(xchg_call *c, void **plan)
 {
+    const int tag = xchg_algo_tag(XCHG_ALGO_LINEAR);
     const int P = c->size, me = c->rank;
     int err = MPI_SUCCESS;
     /* What each peer sends me, in bytes: collective, so it comes before any
@@ -182,7 +184,7 @@ static int linear_pinit(xchg_call *c, void **plan)
             continue;
         }
         err = MPI_Recv_init(xchg_block_addr(c->recvbuf, c->rdispls[src], &c->rt),
-                            c->recvcounts[src], c->rt.type, src, XCHG_TAG_LINEAR, c->comm,
+                            c->recvcounts[src], c->rt.type, src, tag, c->comm,
                             &lp->req[lp->n++]);
     }
     free(sizes);
@@ -190,7 +192,7 @@ static int linear_pinit(xchg_call *c, void **plan)
         int dst = (me + i) % P;
         if (c->sendcounts[dst] > 0 && c->st.size > 0)
             err = MPI_Send_init(xchg_block_addr(c->sendbuf, c->sdispls[dst], &c->st),
-                                c->sendcounts[dst], c->st.type, dst, XCHG_TAG_LINEAR,
+                                c->sendcounts[dst], c->st.type, dst, tag,
                                 c->comm, &lp->req[lp->n++]);
     }
     if (err != MPI_SUCCESS) {
@@ -214,11 +216,12 @@ static int linear_pstart(xchg_call *c, void *p)
  * partners' sends are started by then or will be) and reports the first. */
 static int linear_drain(xchg_call *c, linear_plan *lp)
 {
+    const int tag = xchg_algo_tag(XCHG_ALGO_LINEAR);
     static char sink[1];
     int err = MPI_SUCCESS;
     for (int k = 0; k < lp->ntrunc; k++) {
         int src = lp->trunc_src[k];
-        xchg_mpi_recv(sink, 0, MPI_BYTE, src, XCHG_TAG_LINEAR, c->comm, MPI_STATUS_IGNORE);
+        xchg_mpi_recv(sink, 0, MPI_BYTE, src, tag, c->comm, MPI_STATUS_IGNORE);
         if (err == MPI_SUCCESS)
             err = xchg_error_code(MPI_ERR_TRUNCATE, "linear: rank %d receives %lld bytes "
                                   "from rank %d but recvcounts[%d] holds only %lld",

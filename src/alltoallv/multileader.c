@@ -13,7 +13,7 @@
  * hierarchical; k = L makes every rank a leader (a direct exchange with
  * headers).
  *
- * Three steps, tag XCHG_TAG_MULTILEADER, every message a header of block
+ * Three steps, on multileader's tag, every message a header of block
  * sizes then the blocks, received after a probe at its real size
  * (relay_common.h: format, flags, verdict):
  *  1. every member sends its leader all its blocks (sizes by position);
@@ -40,7 +40,7 @@
  * Memory: a member holds its outgoing and incoming blocks; a leader its
  * group's outgoing and incoming blocks (the relay). Header and offset
  * tables (a leader: about 3 |G| P + P entries) depend on the layout only,
- * cached in cs->ext[XCHG_EXT_MULTILEADER].
+ * its node state (node_layout.h: built, agreed and cached once).
  */
 #include "node_layout.h"
 #include "relay_common.h"
@@ -158,49 +158,35 @@ static int ml_tables(ml_state *s, const xchg_node_layout *n, int me, long settin
     return MPI_SUCCESS;
 }
 
-/* Made once per communicator; its memory agreed, like hierarchical's. */
-static int ml_state_of(xchg_comm_state *cs, ml_state **out)
+/* The group tables on this rank (xchg_node_state_of agrees on the
+ * outcome, like hierarchical's). */
+static int ml_build(xchg_comm_state *cs, const xchg_node_layout *nl, void **out)
 {
-    ml_state *s = cs->ext[XCHG_EXT_MULTILEADER];
-    if (s) {
-        *out = s;
-        return MPI_SUCCESS;
-    }
-    const xchg_node_layout *nl;
-    int rc = xchg_node_layout_of(cs, &nl);
-    if (rc == MPI_SUCCESS) {
-        int lerr = MPI_SUCCESS;
-        s = calloc(1, sizeof *s);
-        if (s) {
-            s->nl = nl, s->P = cs->size;
-            lerr = ml_tables(s, nl, cs->rank, cs->settings.leaders);
-        }
-        if (!s || lerr != MPI_SUCCESS)
-            lerr = xchg_error_code(MPI_ERR_NO_MEM, "multileader: no memory for the group "
-                                   "tables on rank %d", cs->rank);
-        rc = xchg_agree_errors(cs->pcomm, cs->rank, cs->size, lerr,
-                               "multileader: making the group tables");
-    }
-    if (rc != MPI_SUCCESS) {
-        ml_free(s);
-        cs->nodes_failed = 1; /* agreed: auto stops choosing it */
-        return rc;
-    }
-    cs->ext[XCHG_EXT_MULTILEADER] = s;
-    cs->ext_free[XCHG_EXT_MULTILEADER] = ml_free;
+    ml_state *s = calloc(1, sizeof *s);
     *out = s;
-    return MPI_SUCCESS;
+    int lerr = MPI_ERR_NO_MEM;
+    if (s) {
+        s->nl = nl, s->P = cs->size;
+        lerr = ml_tables(s, nl, cs->rank, cs->settings.leaders);
+    }
+    if (lerr != MPI_SUCCESS)
+        lerr = xchg_error_code(MPI_ERR_NO_MEM, "multileader: no memory for the group "
+                               "tables on rank %d", cs->rank);
+    return lerr;
 }
+
+static const xchg_node_state_ops ml_ops = {XCHG_ALGO_MULTILEADER,
+                                           "multileader: making the group tables", ml_build,
+                                           ml_free};
 
 int xchg_multileader_prepare(xchg_comm_state *cs)
 {
-    ml_state *s;
-    return cs->size > 1 ? ml_state_of(cs, &s) : MPI_SUCCESS;
+    return xchg_node_state_prepare(cs, &ml_ops);
 }
 
 int xchg_multileader_ready(const xchg_comm_state *cs)
 {
-    return cs->size == 1 || cs->ext[XCHG_EXT_MULTILEADER] != NULL;
+    return xchg_node_state_ready(cs, &ml_ops);
 }
 
 typedef struct ml_run {
@@ -288,7 +274,7 @@ static int ml_gather(ml_run *x)
     if (err != MPI_SUCCESS && x->r.lerr == MPI_SUCCESS)
         x->r.lerr = err; /* MPI_Pack failed: reported at the end, the rest still moves */
     if (!x->leader)
-        return MPI_Isend(h, (int)b, MPI_BYTE, perm[g0], XCHG_TAG_MULTILEADER, c->comm,
+        return MPI_Isend(h, (int)b, MPI_BYTE, perm[g0], x->r.tag, c->comm,
                          &x->r.sreq[x->r.nsreq++]);
     xchg_relay_msg *own = &s->in1[0];
     memset(own, 0, sizeof *own);
@@ -493,14 +479,15 @@ int xchg_alltoallv_multileader(xchg_call *c)
 {
     if (c->size == 1)
         return c->arg_err != MPI_SUCCESS ? c->arg_err : xchg_self_copy(c);
-    ml_state *s = NULL;
-    int rc = ml_state_of(c->cs, &s);
+    void *state = NULL;
+    int rc = xchg_node_state_of(c->cs, &ml_ops, &state);
     if (rc != MPI_SUCCESS)
         return rc;
+    ml_state *s = state;
     ml_run x;
     memset(&x, 0, sizeof x);
     x.c = c, x.s = s, x.leader = s->mi == 0;
-    x.r.c = c, x.r.who = "multileader", x.r.tag = XCHG_TAG_MULTILEADER;
+    x.r.c = c, x.r.who = "multileader", x.r.tag = xchg_algo_tag(XCHG_ALGO_MULTILEADER);
     x.r.myerr = x.r.lerr = MPI_SUCCESS;
     x.r.segd = s->segd, x.r.segl = s->segl, x.r.sreq = s->sreq;
     if (x.leader) {

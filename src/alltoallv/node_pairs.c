@@ -13,7 +13,7 @@
  * of L_a. The relay of b on a and the relay of a on b are partners: each
  * node pair is one message each way between them.
  *
- * Three steps, all messages tag XCHG_TAG_NODE_PAIRS on the private
+ * Three steps, all messages with node_pairs' tag on the private
  * communicator; every message is a header (two flags, then the byte size
  * of each block it carries, in an order both sides know from the layout)
  * followed by the blocks, and is received after a probe, at its real size
@@ -63,11 +63,11 @@
  * Memory: temporaries are this rank's packed outgoing blocks, its declared
  * incoming step-3 bytes, and what it relays (steps 1 and 2 as received);
  * header and offset tables (O(P) entries) depend only on the layout and are
- * kept in cs->ext[XCHG_EXT_NODE_PAIRS]. The messages' format, probes, flags
- * and verdict are relay_common.h's (shared with multileader). Intra-node
- * steps use messages, not MPI-3 shared-memory windows (simpler, and the
- * same code runs nonblocking; sim/intranode.c measures what a window
- * would save).
+ * its node state (node_layout.h: built, agreed and cached once). The
+ * messages' format, probes, flags and verdict are relay_common.h's (shared
+ * with multileader). Intra-node steps use messages, not MPI-3
+ * shared-memory windows (simpler, and the same code runs nonblocking;
+ * sim/intranode.c measures what a window would save).
  */
 #include "node_layout.h"
 #include "relay_common.h"
@@ -195,60 +195,36 @@ static int np_tables(np_state *s, const xchg_node_layout *n)
     return MPI_SUCCESS;
 }
 
-/* The tables over the node layout; their memory is agreed (one allreduce,
- * once per communicator), like hierarchical's. */
-static int np_build(xchg_comm_state *cs, const xchg_node_layout *nl, np_state **out)
+/* The tables over the node layout, on this rank (xchg_node_state_of
+ * agrees on the outcome, like hierarchical's). */
+static int np_build(xchg_comm_state *cs, const xchg_node_layout *nl, void **out)
 {
     np_state *s = calloc(1, sizeof *s);
-    int lerr = MPI_SUCCESS;
+    *out = s;
+    int lerr = MPI_ERR_NO_MEM;
     if (s) {
         s->nl = nl;
         s->N = nl->nnodes, s->a = nl->mynode, s->la = nl->lrank, s->L = nl->lsize;
         lerr = np_tables(s, nl);
-    } else {
-        lerr = MPI_ERR_NO_MEM;
     }
     if (lerr != MPI_SUCCESS)
         lerr = xchg_error_code(MPI_ERR_NO_MEM, "node_pairs: no memory for the node tables "
                                "on rank %d", cs->rank);
-    int rc = xchg_agree_errors(cs->pcomm, cs->rank, cs->size, lerr,
-                               "node_pairs: making the node tables");
-    if (rc != MPI_SUCCESS) {
-        np_free(s);
-        return rc;
-    }
-    *out = s;
-    return MPI_SUCCESS;
+    return lerr;
 }
 
-static int np_state_of(xchg_comm_state *cs, np_state **out)
-{
-    np_state *s = cs->ext[XCHG_EXT_NODE_PAIRS];
-    if (!s) {
-        const xchg_node_layout *nl;
-        int rc = xchg_node_layout_of(cs, &nl);
-        if (rc == MPI_SUCCESS)
-            rc = np_build(cs, nl, &s);
-        if (rc != MPI_SUCCESS) {
-            cs->nodes_failed = 1; /* agreed: auto stops choosing it */
-            return rc;
-        }
-        cs->ext[XCHG_EXT_NODE_PAIRS] = s;
-        cs->ext_free[XCHG_EXT_NODE_PAIRS] = np_free;
-    }
-    *out = s;
-    return MPI_SUCCESS;
-}
+static const xchg_node_state_ops np_ops = {XCHG_ALGO_NODE_PAIRS,
+                                           "node_pairs: making the node tables", np_build,
+                                           np_free};
 
 int xchg_node_pairs_prepare(xchg_comm_state *cs)
 {
-    np_state *s;
-    return cs->size > 1 ? np_state_of(cs, &s) : MPI_SUCCESS;
+    return xchg_node_state_prepare(cs, &np_ops);
 }
 
 int xchg_node_pairs_ready(const xchg_comm_state *cs)
 {
-    return cs->size == 1 || cs->ext[XCHG_EXT_NODE_PAIRS] != NULL;
+    return xchg_node_state_ready(cs, &np_ops);
 }
 
 /* One call across the three steps. */
@@ -383,7 +359,7 @@ static int step_gather(np_run *x)
             m->ok = 1;
             continue;
         }
-        err = MPI_Isend(h, (int)b, MPI_BYTE, xchg_node_member(n, s->a, j), XCHG_TAG_NODE_PAIRS,
+        err = MPI_Isend(h, (int)b, MPI_BYTE, xchg_node_member(n, s->a, j), x->r.tag,
                         c->comm, &x->r.sreq[x->r.nsreq++]);
     }
     int nr = 0;
@@ -598,14 +574,15 @@ int xchg_alltoallv_node_pairs(xchg_call *c)
 {
     if (c->size == 1)
         return c->arg_err != MPI_SUCCESS ? c->arg_err : xchg_self_copy(c);
-    np_state *s = NULL;
-    int rc = np_state_of(c->cs, &s);
+    void *state = NULL;
+    int rc = xchg_node_state_of(c->cs, &np_ops, &state);
     if (rc != MPI_SUCCESS)
         return rc;
+    np_state *s = state;
     np_run x;
     memset(&x, 0, sizeof x);
     x.c = c, x.s = s;
-    x.r.c = c, x.r.who = "node_pairs", x.r.tag = XCHG_TAG_NODE_PAIRS;
+    x.r.c = c, x.r.who = "node_pairs", x.r.tag = xchg_algo_tag(XCHG_ALGO_NODE_PAIRS);
     x.r.myerr = x.r.lerr = MPI_SUCCESS;
     x.r.segd = s->segd, x.r.segl = s->segl, x.r.sreq = s->sreq;
     for (int l = 0; l < s->L; l++)

@@ -18,6 +18,7 @@
  * deadlock: each rank's message of step i is out before it waits for its own. */
 int xchg_alltoallv_pairwise(xchg_call *c)
 {
+    const int tag = xchg_algo_tag(XCHG_ALGO_PAIRWISE);
     const int P = c->size, me = c->rank;
     int err = xchg_self_copy(c);
     for (int i = 1; i < P; i++) {
@@ -25,10 +26,10 @@ int xchg_alltoallv_pairwise(xchg_call *c)
         MPI_Request sreq = MPI_REQUEST_NULL;
         if (c->sendcounts[dst] > 0 && c->st.size > 0)
             e = MPI_Isend(xchg_block_addr(c->sendbuf, c->sdispls[dst], &c->st),
-                          c->sendcounts[dst], c->st.type, dst, XCHG_TAG_PAIRWISE, c->comm,
+                          c->sendcounts[dst], c->st.type, dst, tag, c->comm,
                           &sreq);
         if (c->recvcounts[src] > 0 && c->rt.size > 0) {
-            int re = xchg_p2p_recv_probed(c, src, XCHG_TAG_PAIRWISE, NULL, "pairwise");
+            int re = xchg_p2p_recv_probed(c, src, tag, NULL, "pairwise");
             if (e == MPI_SUCCESS)
                 e = re;
         }

@@ -9,8 +9,8 @@
  * active when o sends t a nonzero block (both know it from the init
  * exchange). Protocol of one exchange, on the private communicator:
  *
- *   target t, at start:  post receives for READY (tag XCHG_TAG_RMA) from
- *                        each of its targets and DONE (XCHG_TAG_RMA_DONE)
+ *   target t, at start:  post receives for READY (its first tag) from
+ *                        each of its targets and DONE (its second)
  *                        from each of its origins; then send READY to each
  *                        origin: "my window may be written now".
  *   origin o, on READY from t:  MPI_Put the block, MPI_Win_flush(t) (the
@@ -74,6 +74,7 @@ static int lock_free(xchg_call *c, void *p)
 static int lock_init(xchg_call *c, void **plan)
 {
     const int P = c->size, me = c->rank;
+    const int ready_tag = xchg_algo_tag(XCHG_ALGO_RMA_LOCK), done_tag = ready_tag + 1;
     lock_plan *lp = calloc(1, sizeof *lp);
     xchg_rma dummy;
     int rc = xchg_rma_setup(c, lp ? &lp->w : &dummy, 0); /* collective: all ranks */
@@ -110,18 +111,18 @@ static int lock_init(xchg_call *c, void **plan)
             int dst = (me + i) % P, src = (me - i + P) % P;
             if (lp->w.sbytes[dst] > 0) {
                 lp->tgt[t] = dst;
-                rc = MPI_Recv_init(NULL, 0, MPI_BYTE, dst, XCHG_TAG_RMA, c->comm,
+                rc = MPI_Recv_init(NULL, 0, MPI_BYTE, dst, ready_tag, c->comm,
                                    &lp->rdy_in[t]);
                 if (rc == MPI_SUCCESS)
-                    rc = MPI_Send_init(NULL, 0, MPI_BYTE, dst, XCHG_TAG_RMA_DONE, c->comm,
+                    rc = MPI_Send_init(NULL, 0, MPI_BYTE, dst, done_tag, c->comm,
                                        &lp->done_out[t]);
                 t++;
             }
             if (rc == MPI_SUCCESS && lp->w.rbytes[src] > 0) {
-                rc = MPI_Send_init(NULL, 0, MPI_BYTE, src, XCHG_TAG_RMA, c->comm,
+                rc = MPI_Send_init(NULL, 0, MPI_BYTE, src, ready_tag, c->comm,
                                    &lp->rdy_out[o]);
                 if (rc == MPI_SUCCESS)
-                    rc = MPI_Recv_init(NULL, 0, MPI_BYTE, src, XCHG_TAG_RMA_DONE, c->comm,
+                    rc = MPI_Recv_init(NULL, 0, MPI_BYTE, src, done_tag, c->comm,
                                        &lp->done_in[o]);
                 o++;
             }

@@ -11,5 +11,6 @@
 
 int xchg_alltoallv_scattered(xchg_call *c)
 {
-    return xchg_p2p_windowed(c, c->cs->settings.throttle, XCHG_TAG_SCATTERED, "scattered");
+    return xchg_p2p_windowed(c, c->cs->settings.throttle, xchg_algo_tag(XCHG_ALGO_SCATTERED),
+                             "scattered");
 }

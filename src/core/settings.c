@@ -87,8 +87,9 @@ static const struct setting_def {
     [XCHG_SET_MAX_INFLIGHT] = {"XCHG_MAX_INFLIGHT", KIND_INT, 2, 1 << 24, 2048, "no bound", NULL,
                                NULL},
     /* shm's packed blocks per rank and call (two such halves per rank);
-     * a call that needs more runs linear once and the window grows */
-    [XCHG_SET_SHM_BYTES] = {"XCHG_SHM_BYTES", KIND_BYTES, 64, (int64_t)1 << 40, 1 << 20, NULL,
+     * a call that needs more runs linear once and the window grows; 0: no
+     * window (shm runs linear, auto never chooses it) */
+    [XCHG_SET_SHM_BYTES] = {"XCHG_SHM_BYTES", KIND_BYTES, 0, (int64_t)1 << 40, 1 << 20, NULL,
                             NULL, NULL},
     /* MPICH's own variable, read as MPICH reads it, by the mpich_model
      * baseline only (so that the model throttles as the library would) */

@@ -11,44 +11,34 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Tags on the private communicator. Each algorithm family has its own so
- * that a stray message of one can never be taken for another's. */
+/* Tags on the private communicator. Each algorithm family has its own, so
+ * that a stray message of one can never be taken for another's. The
+ * alltoallv algorithms' tags lie in [XCHG_TAG_ALLTOALLV_FIRST,
+ * XCHG_TAG_ALLTOALLV_END): each algorithm's are in its registry entry
+ * (src/alltoallv/algos.def), which a test checks do not overlap, so adding
+ * an algorithm edits nothing here. */
 enum {
-    XCHG_TAG_LINEAR = 100,
-    XCHG_TAG_PAIRWISE = 101,
-    XCHG_TAG_SCATTERED = 102,
-    XCHG_TAG_MPICH_MODEL = 103, /* baseline: model of MPICH 4.0's default */
-    XCHG_TAG_OMPI_MODEL = 104,  /* baseline: model of Open MPI 4.1's default */
-    XCHG_TAG_BRUCK = 110,
-    XCHG_TAG_HYBRID = 111,   /* hybrid: the large blocks, sent directly (even calls) */
-    XCHG_TAG_HYBRID_ODD = 112, /* ... odd calls (hybrid.c: why two) */
-    XCHG_TAG_HIER = 120,
-    XCHG_TAG_NODE_PAIRS = 121,
-    XCHG_TAG_MULTILEADER = 122,
-    XCHG_TAG_BRUCK_2LEVEL = 113,
-    XCHG_TAG_GRID = 130,
-    XCHG_TAG_RMA = 140,      /* rma_lock: "target ready" */
-    XCHG_TAG_RMA_DONE = 141, /* rma_lock: "data delivered" */
+    XCHG_TAG_ALLTOALLV_FIRST = 100,
+    XCHG_TAG_ALLTOALLV_END = 150,
     XCHG_TAG_AGREE = 150,    /* the automatic choice's agreement (select/stats_agree.c) */
     XCHG_TAG_NEIGHBOR = 160, /* 160..169 neighbour exchange (src/neighbor/) */
     XCHG_TAG_SPARSE = 200 /* 200..299 reserved for sparse exchange */
 };
 
-/* Slots for state an algorithm builds once per communicator and keeps
- * (node communicators, grid communicators, ...). Freed with the state. */
+/* Slots for state kept once per communicator (node communicators, grid
+ * communicators, ...), freed with the state. The layers' own are named
+ * here; every alltoallv algorithm has one more of its own, from
+ * XCHG_EXT_ALGO on, numbered by its place in the registry
+ * (xchg_algo_slot, src/alltoallv/registry.c). */
 enum {
-    XCHG_EXT_HIERARCHICAL = 0,
-    XCHG_EXT_GRID = 1,
-    XCHG_EXT_SPARSE = 2,
-    XCHG_EXT_SELECT = 3,     /* the cached automatic choice (select.c) */
-    XCHG_EXT_RECORD = 4,     /* XCHG_RECORD: the shapes seen (record.c) */
-    XCHG_EXT_NODES = 5,      /* the node layout (alltoallv/node_layout.c) */
-    XCHG_EXT_NODE_PAIRS = 6,
-    XCHG_EXT_NEIGHBOR = 7,   /* the topology's graph and auto's choice (api/neighbor.c) */
-    XCHG_EXT_MULTILEADER = 8,
-    XCHG_EXT_BRUCK_2LEVEL = 9,
-    XCHG_EXT_SHM = 10,       /* the node-shared window (node/shm_window.c) */
-    XCHG_EXT_COUNT = 12
+    XCHG_EXT_SPARSE = 0,
+    XCHG_EXT_SELECT = 1,     /* the cached automatic choice (select.c) */
+    XCHG_EXT_RECORD = 2,     /* XCHG_RECORD: the shapes seen (record.c) */
+    XCHG_EXT_NODES = 3,      /* the node layout (alltoallv/node_layout.c) */
+    XCHG_EXT_NEIGHBOR = 4,   /* the topology's graph and auto's choice (api/neighbor.c) */
+    XCHG_EXT_SHM = 5,        /* the node-shared window (node/shm_window.c) */
+    XCHG_EXT_ALGO = 8,       /* the first algorithm's slot */
+    XCHG_EXT_COUNT = 48      /* room for 40 algorithms (registry.c asserts it) */
 };
 
 /* The XCHG_* environment settings (table in settings.c), read once per
@@ -144,13 +134,13 @@ typedef struct xchg_comm_state {
     xchg_settings settings; /* agreed once, when the state was made */
     int node_ready;        /* node_size and on_node are known (xchg_comm_node_map) */
     int auto_prepared;     /* xchg_select_prepare: 1 node map, 2 the node layout too */
-    int nodes_failed;      /* the node layout (node communicator) could not be made:
-                              no node-aware algorithm runs here (agreed) */
+    int nodes_failed;      /* the node layout, or a node-aware algorithm's state on
+                              it, could not be made (agreed; node_layout.h): auto
+                              chooses no node-aware algorithm here */
     int node_size;         /* ranks sharing this rank's node (shared memory) */
     unsigned char *on_node; /* on_node[j]: rank j of pcomm shares this rank's node
                               (NULL: unknown, every other rank counts as off-node) */
     unsigned long calls;   /* collective xchg calls so far, same on all ranks */
-    unsigned long hybrid_calls; /* of them, runs of hybrid (its tag parity) */
     xchg_nb *nb_head, *nb_tail; /* nonblocking exchanges queued here, in start order */
     xchg_stats last;       /* what the last call did */
     /* Armed by the automatic choice while its refresh is in flight: the
@@ -158,6 +148,10 @@ typedef struct xchg_comm_state {
     const struct xchg_wait_hook *wait_hook;
     void *ext[XCHG_EXT_COUNT];
     void (*ext_free[XCHG_EXT_COUNT])(void *);
+    /* A count each slot's owner may keep without memory of its own, so
+     * that keeping it cannot fail on one rank only (hybrid: its runs,
+     * the same on every rank, for its tag parity). */
+    unsigned long ext_count[XCHG_EXT_COUNT];
     /* References: the caller's communicator (its attribute) holds one, each
      * persistent request another, so a request outlives a freed comm. */
     int refs;

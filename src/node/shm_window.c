@@ -99,9 +99,7 @@ static void shm_free(void *p)
     xchg_shm_window *w = p;
     if (!w)
         return;
-    window_release(w);
-    if (w->node != MPI_COMM_NULL)
-        MPI_Comm_free(&w->node);
+    window_release(w); /* w->node is the state's own pcomm */
     free(w);
 }
 
@@ -165,31 +163,33 @@ static int window_make(xchg_shm_window *w, size_t half, size_t limit)
     return 1;
 }
 
-/* Every rank on one shared-memory node (agreed), and its communicator. */
+/* Every rank on one shared-memory node (agreed): then the private
+ * communicator itself is the node's. From the node map, which a
+ * communicator made from a recorded one gets without a split (comm.c),
+ * so making many windows splits nothing. */
 static int node_make(xchg_comm_state *cs, xchg_shm_window *w, int no_memory)
 {
-    int rc = MPI_Comm_split_type(cs->pcomm, MPI_COMM_TYPE_SHARED, cs->rank, MPI_INFO_NULL,
-                                 &w->node);
-    if (rc != MPI_SUCCESS)
-        w->node = MPI_COMM_NULL;
-    int lsize = 0;
-    if (rc == MPI_SUCCESS)
-        rc = MPI_Comm_set_errhandler(w->node, MPI_ERRORS_RETURN);
-    if (rc == MPI_SUCCESS)
-        rc = MPI_Comm_size(w->node, &lsize);
-    if (rc == MPI_SUCCESS)
-        rc = MPI_Comm_rank(w->node, &w->rank);
-    int unfit = no_memory || rc != MPI_SUCCESS || lsize != cs->size || w->rank != cs->rank;
-    if (any_failed(cs->pcomm, unfit)) {
-        if (w->node != MPI_COMM_NULL)
-            MPI_Comm_free(&w->node);
+    (void)xchg_comm_node_map(cs); /* collective on first need; unknown if refused */
+    int unfit = no_memory || !cs->node_ready || cs->node_size != cs->size;
+    /* A window needs a communicator context inside MPI (MPICH 4.0 dups
+     * the communicator and, with none left, fails an assertion instead of
+     * returning an error): a duplicate made and freed first tells whether
+     * one is left. */
+    MPI_Comm probe = MPI_COMM_NULL;
+    if (!unfit && MPI_Comm_dup(cs->pcomm, &probe) != MPI_SUCCESS)
+        unfit = 1;
+    if (probe != MPI_COMM_NULL)
+        MPI_Comm_free(&probe);
+    if (any_failed(cs->pcomm, unfit))
         return 0;
-    }
+    w->node = cs->pcomm;
+    w->rank = cs->rank;
     return 1;
 }
 
-/* Emulated nodes and the SMPI build never use the window (SMPI: a spin on
- * memory neither advances simulated time nor lets another rank run). */
+/* Emulated nodes, XCHG_SHM_BYTES=0 and the SMPI build never use the
+ * window (SMPI: a spin on memory neither advances simulated time nor lets
+ * another rank run). */
 static int shm_possible(const xchg_comm_state *cs)
 {
 #ifdef XCHG_SMPI
@@ -197,7 +197,8 @@ static int shm_possible(const xchg_comm_state *cs)
     return 0;
 #else
     long rpn = cs->settings.ranks_per_node;
-    return cs->pcomm != MPI_COMM_NULL && (rpn == 0 || rpn >= cs->size);
+    return cs->pcomm != MPI_COMM_NULL && (rpn == 0 || rpn >= cs->size) &&
+           cs->settings.shm_bytes > 0;
 #endif
 }
 

@@ -39,7 +39,7 @@ typedef struct xchg_shm_entry {
 
 typedef struct xchg_shm_window {
     int usable;      /* agreed: 0 means every rank runs another exchange */
-    MPI_Comm node;   /* the shared-memory communicator (every rank of pcomm) */
+    MPI_Comm node;   /* the shared-memory communicator: pcomm, every rank on one node */
     MPI_Win win;
     char *base;      /* the node's segment (rank 0's) */
     int P, rank;

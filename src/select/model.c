@@ -536,6 +536,33 @@ double xchg_model_bruck_2level(const xchg_model_params *m, const xchg_pattern_st
            copies(m, fmax(mean, rcv), blocks);
 }
 
+/* shm, on a communicator whose ranks all share one node (elsewhere it
+ * runs linear: never chosen there). Each rank packs its blocks once into
+ * the node-shared window, waits for every peer's flag and unpacks its
+ * incoming blocks: its bytes go through memory twice, as MPI's on-node
+ * transfer sends them (so they cost what linear's do, beta_intra: the
+ * copy constant is the simulated platform's cold memcpy, where shm never
+ * runs), a copy call per block, and per peer a flag read from a line
+ * another core wrote (an overhead), empty peer or not, against linear's
+ * overhead per posted send and receive. So it wins where the busiest rank
+ * posts more than it has peers (dense blocks, any size) and not on sparse
+ * ones, as measured on one real node (docs/algorithms.md, "shm"). Its
+ * window holds 2 x P times the busiest rank's sends: never where that
+ * passes XCHG_MAX_TEMP_BYTES. */
+double xchg_model_shm(const xchg_model_params *m, const xchg_pattern_stats *s)
+{
+    const double P = (double)s->P;
+    if (s->P < 2 || s->node_size < s->P)
+        return INFINITY;
+    if (m->temp_limit > 0 && 2.0 * P * (double)s->max_send_bytes > m->temp_limit)
+        return INFINITY;
+    model_terms k;
+    terms_of(m, s, &k);
+    /* each peer's block is copied as soon as its flag is seen: the flag
+     * reads overlap the copies */
+    return m->alpha_intra + fmax((P - 1.0) * k.o, k.direct_bw) + copies(m, 0.0, k.posts);
+}
+
 double xchg_model_agree_time(const xchg_model_params *m, const xchg_pattern_stats *s)
 {
     /* recursive doubling: a round at distance d, one send and one receive
@@ -607,4 +634,5 @@ void xchg_model_defaults(xchg_model_params *m)
      * rounds: MPICH's MPIR_CVAR_ALLTOALL_SHORT_MSG_SIZE (256), which SMPI's
      * mpich selector follows. */
     m->alltoall_bruck_bytes = 256.0;
+    m->temp_limit = 0.0; /* no bound unless the caller's (select.c) */
 }

@@ -113,8 +113,12 @@ typedef struct select_state {
 } select_state;
 
 /* A communicator below XCHG_AUTO_MIN_P ranks: undecided until its first
- * auto call, then linear for good or by the tuning table. */
-enum { SMALL_UNDECIDED = 0, SMALL_LINEAR, SMALL_TABLE };
+ * auto call, then for good: by the tuning table where it has a rule for
+ * P; else, every rank on one node with a node-shared window, the model's
+ * choice between linear and the one-node algorithms (SMALL_NODE: their
+ * costs differ per peer, not per byte, so the model ranks them on any
+ * node); else linear with no agreement again. */
+enum { SMALL_UNDECIDED = 0, SMALL_LINEAR, SMALL_TABLE, SMALL_NODE };
 
 /* How a choice is made, for XCHG_VERBOSE's report. */
 enum { HOW_BLOCKING, HOW_REFRESH, HOW_INIT };
@@ -271,6 +275,7 @@ static int model_params(const xchg_call *c, const long long *f, xchg_model_param
     m->radix_intra_set = c->cs->settings.bruck_radix_intra;
     m->radix_inter_set = c->cs->settings.bruck_radix_inter;
     m->leaders = (double)c->cs->settings.leaders;
+    m->temp_limit = (double)c->temp_limit;
     if (agreed) /* the key of the agreed checksum (table.c's) */
         xchg_table_constants((double)((unsigned long long)f[XCHG_AF_TABLE_HI] >> 10), m);
     return agreed;
@@ -333,8 +338,9 @@ static int padding_refused(const xchg_call *c, const xchg_pattern_stats *s)
     return 2.0 * (double)s->P * (double)s->max_block_bytes > (double)c->temp_limit;
 }
 
+/* one_node: only linear and the one-node algorithms (SMALL_NODE). */
 static void rank_candidates(const xchg_call *c, const long long *f, const xchg_model_params *m,
-                            const xchg_pattern_stats *s, ranking *r)
+                            const xchg_pattern_stats *s, int one_node, ranking *r)
 {
     r->best = r->fallback = XCHG_ALGO_LINEAR;
     r->second = XCHG_ALGO_INVALID;
@@ -348,6 +354,10 @@ static void rank_candidates(const xchg_call *c, const long long *f, const xchg_m
             continue;
         if (r->cand[i]->prepare &&
             (f[XCHG_AF_NODES_FAILED] || c->cs->settings.ranks_per_node != 0))
+            continue;
+        if (r->cand[i]->usable && !r->cand[i]->usable(c->cs))
+            continue;
+        if (one_node && a != XCHG_ALGO_LINEAR && !r->cand[i]->usable)
             continue;
         double tm = r->times[i] = xchg_model_time(a, m, s);
         if (!r->cand[i]->prepare && tm < fallback_t) {
@@ -409,7 +419,8 @@ static void report(xchg_call *c, const long long *f, int how, xchg_algo best, in
         return;
     if ((int)best >= 0 && (int)best < 64)
         st->printed |= 1ull << (int)best;
-    if (below && !rule) {
+    const int one_node = below && st->small == SMALL_NODE; /* the model decides */
+    if (below && !rule && !one_node) {
         char why[700];
         no_rule_reason(c, f, s, why, sizeof why);
         fprintf(stderr, "xchg: auto chose %s on P=%d: fewer than XCHG_AUTO_MIN_P (%ld) ranks "
@@ -418,6 +429,10 @@ static void report(xchg_call *c, const long long *f, int how, xchg_algo best, in
         return;
     }
     char when[64], by[600] = "model";
+    if (one_node)
+        snprintf(by, sizeof by, "model: every rank on one node and fewer than "
+                 "XCHG_AUTO_MIN_P (%ld) ranks, so linear or a one-node algorithm",
+                 setting_auto_min_p(c));
     if (how == HOW_INIT)
         snprintf(when, sizeof when, "decided at a persistent init from its own");
     else
@@ -428,7 +443,7 @@ static void report(xchg_call *c, const long long *f, int how, xchg_algo best, in
         xchg_table_path(path, sizeof path);
         snprintf(by, sizeof by, "tuning table rule at line %d of %s", rule, path);
     }
-    if (below) { /* the model does not decide here: the rule's key, not its figures */
+    if (below && !one_node) { /* a rule decides: its key, not the model's figures */
         fprintf(stderr, "xchg: auto chose %s on P=%d (%s statistics, by %s): the busiest "
                 "rank's mean block %lld B; largest block %lld B\n", name_of(best), s->P, when,
                 by, s->P > 0 ? s->max_rank_bytes / s->P : 0, s->max_block_bytes);
@@ -465,14 +480,19 @@ static xchg_algo choose(xchg_call *c, const long long *f, int how, double *best_
     xchg_pattern_stats_from(&s, f, c->size);
     xchg_model_params m;
     const int table_ok = model_params(c, f, &m);
+    const int below = how != HOW_INIT && c->size < setting_auto_min_p(c);
+    const select_state *st = state_of(c, 0);
+    const int one_node = below && st && st->small == SMALL_NODE;
     ranking r;
-    rank_candidates(c, f, &m, &s, &r);
+    rank_candidates(c, f, &m, &s, one_node, &r);
     *best_t = r.best_t;
     *fallback = r.fallback;
     xchg_algo best = r.best;
-    const int below = how != HOW_INIT && c->size < setting_auto_min_p(c);
-    if (below)
-        best = *fallback = XCHG_ALGO_LINEAR;
+    if (below) {
+        *fallback = XCHG_ALGO_LINEAR;
+        if (!one_node)
+            best = XCHG_ALGO_LINEAR;
+    }
     int line = 0;
     xchg_algo t = table_ok ? xchg_table_lookup(&s, &line) : XCHG_ALGO_INVALID;
     if (t != XCHG_ALGO_INVALID && rule_runs(c, f, &s, t))
@@ -489,12 +509,16 @@ static xchg_algo choose(xchg_call *c, const long long *f, int how, double *best_
  * refresh next. A refresh that confirms the choice on statistics that
  * did not move doubles the interval, up to refresh_cap(); a new choice,
  * moved statistics or a blocking agreement set it to 1 (refresh on the
- * next call). Everything here is agreed, so every rank keeps the same
- * schedule and refreshes on the same calls. */
+ * next call). On one node below XCHG_AUTO_MIN_P (SMALL_NODE) moved
+ * statistics alone do not: there a refresh costs about a call, and a
+ * pattern whose partners change every call (sparse) would refresh on
+ * every call for a choice that holds. Everything here is agreed, so every
+ * rank keeps the same schedule and refreshes on the same calls. */
 static void schedule(xchg_call *c, select_state *st, int confirm, xchg_algo now,
                      const long long *f, double best_t)
 {
-    int same = confirm && st->have && st->choice == now && !moved(st->last, f);
+    int settled = st->small == SMALL_NODE || !moved(st->last, f);
+    int same = confirm && st->have && st->choice == now && settled;
     memcpy(st->last, f, sizeof st->last);
     unsigned long cap = refresh_cap(c, now, f, best_t);
     unsigned long next = same ? 2 * st->interval : 1;
@@ -504,6 +528,13 @@ static void schedule(xchg_call *c, select_state *st, int confirm, xchg_algo now,
         fprintf(stderr, "xchg: auto refreshes again in %lu calls\n", st->interval);
 }
 
+/* The node-aware algorithms' setup may pay: auto models them here. */
+static int multi_node_wanted(const xchg_comm_state *cs)
+{
+    const select_state *st = cs->ext[XCHG_EXT_SELECT];
+    return cs->size >= cs->settings.auto_min_p || (st && st->small == SMALL_TABLE);
+}
+
 void xchg_select_prepare(xchg_comm_state *cs, int nonblocking)
 {
     /* each step once, even if it fails: never again inside a coroutine */
@@ -511,7 +542,7 @@ void xchg_select_prepare(xchg_comm_state *cs, int nonblocking)
         cs->auto_prepared |= 1;
         (void)xchg_comm_node_map(cs); /* a failure leaves the map unknown */
     }
-    if (!nonblocking || (cs->auto_prepared & 2))
+    if (!nonblocking || (cs->auto_prepared & 2) || !multi_node_wanted(cs))
         return;
     cs->auto_prepared |= 2;
     /* hierarchical can pay where nodes hold several ranks and there are
@@ -527,13 +558,11 @@ void xchg_select_prepare(xchg_comm_state *cs, int nonblocking)
 }
 
 /* A blocking agreement on this call's statistics (fields f). The node map
- * first, on first need (collective), where the model weighs off-node
- * traffic: not below XCHG_AUTO_MIN_P, where auto follows a table rule or
- * runs linear, and a nonblocking call may be inside its coroutine. */
-static int agree_now(xchg_call *c, long long *f, int node_map)
+ * first, on first need (collective; a nonblocking start made it before
+ * its coroutine: xchg_select_prepares). */
+static int agree_now(xchg_call *c, long long *f)
 {
-    if (node_map)
-        xchg_select_prepare(c->cs, 0);
+    xchg_select_prepare(c->cs, 0);
     local_fields(c, f);
     int rc = xchg_agree_blocking(c->comm, c->rank, c->size, f);
     if (rc == MPI_SUCCESS)
@@ -548,7 +577,7 @@ int xchg_select_alltoallv_now(xchg_call *c, xchg_algo *chosen)
     double best_t;
     xchg_algo fallback;
     (void)state_of(c, 1); /* where XCHG_VERBOSE's report keeps what it said */
-    int rc = agree_now(c, f, 1);
+    int rc = agree_now(c, f);
     if (rc == MPI_SUCCESS)
         *chosen = choose(c, f, HOW_INIT, &best_t, &fallback);
     return rc;
@@ -562,6 +591,8 @@ int xchg_select_alltoallv_now(xchg_call *c, xchg_algo *chosen)
 static xchg_algo runnable(const xchg_call *c, const select_state *st)
 {
     const xchg_algo_info *info = xchg_registry_find(st->choice);
+    if (info && info->usable && !info->usable(c->cs))
+        return st->fallback; /* e.g. a window MPI refused since the choice */
     if (info && info->prepare &&
         (c->cs->nodes_failed || (xchg_coro_inside() && !info->ready(c->cs))))
         return st->fallback;
@@ -570,13 +601,35 @@ static xchg_algo runnable(const xchg_call *c, const select_state *st)
     return st->choice;
 }
 
-/* Below XCHG_AUTO_MIN_P, the first call's agreed fields f decide the
- * communicator for good: by the table where every rank reads the same one
- * and a rule of it covers P, else linear with no agreement again. */
-static int small_follows_table(xchg_call *c, select_state *st, const long long *f)
+/* A one-node algorithm may run: every rank on one node (agreed fields f)
+ * and one whose settings allow it. Its setup (shm's window) is made where
+ * it first runs blocking; if MPI refuses it there, every rank finds it
+ * unusable (agreed) and runs linear instead (runnable()). */
+static int one_node_usable(const xchg_call *c, const long long *f)
 {
-    st->small = table_agreed(f) && xchg_table_covers(c->size) ? SMALL_TABLE : SMALL_LINEAR;
-    if (st->small == SMALL_TABLE)
+    if (f[XCHG_AF_MAX_NODE] != c->size || c->cs->settings.ranks_per_node != 0)
+        return 0;
+    for (int i = 0; i < xchg_registry_count(); i++) {
+        const xchg_algo_info *info = xchg_registry_at(i);
+        if (info->candidate && info->usable && info->usable(c->cs))
+            return 1;
+    }
+    return 0;
+}
+
+/* Below XCHG_AUTO_MIN_P, the first call's agreed fields f decide the
+ * communicator for good (enum SMALL_*); returns whether auto goes on to
+ * choose (a table rule, or the model on one node), else it runs linear
+ * with no agreement again. */
+static int small_decide(xchg_call *c, select_state *st, const long long *f)
+{
+    if (table_agreed(f) && xchg_table_covers(c->size))
+        st->small = SMALL_TABLE;
+    else if (one_node_usable(c, f))
+        st->small = SMALL_NODE;
+    else
+        st->small = SMALL_LINEAR;
+    if (st->small != SMALL_LINEAR)
         return 1;
     if (tables_differ(f))
         xchg_table_warn_differ(c->rank == 0);
@@ -593,10 +646,10 @@ static int select_blocking(xchg_call *c, select_state *st, int below, xchg_algo 
 {
     long long f[XCHG_AF_COUNT];
     double best_t;
-    int rc = agree_now(c, f, !below);
+    int rc = agree_now(c, f);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (below && st->small == SMALL_UNDECIDED && !small_follows_table(c, st, f)) {
+    if (below && st->small == SMALL_UNDECIDED && !small_decide(c, st, f)) {
         *chosen = XCHG_ALGO_LINEAR;
         return MPI_SUCCESS;
     }
@@ -639,8 +692,9 @@ int xchg_select_alltoallv(xchg_call *c, xchg_algo *chosen)
 
 int xchg_select_prepares(const xchg_comm_state *cs)
 {
-    const select_state *st = cs->ext[XCHG_EXT_SELECT];
-    return cs->size >= cs->settings.auto_min_p || (st && st->small == SMALL_TABLE);
+    if (!(cs->auto_prepared & 1))
+        return 1; /* the node map, which tells whether every rank is on one node */
+    return !(cs->auto_prepared & 2) && multi_node_wanted(cs);
 }
 
 /* Starts the armed refresh if it is not yet in flight. */

@@ -22,13 +22,16 @@ int xchg_select_alltoallv_now(xchg_call *c, xchg_algo *chosen);
 /* The one-time collective setup the automatic choice needs on cs, made
  * at a point every rank reaches together: the node map (auto's first,
  * blocking agreement) and, for nonblocking exchanges (at their start,
- * outside the coroutine), hierarchical's node communicators where the
- * model may choose it. Nothing is done twice; failures only narrow the
- * choice. */
+ * outside the coroutine), the node-aware algorithms' node communicators
+ * where the model may choose them. Nothing is done twice; failures only
+ * narrow the choice. A one-node algorithm's setup (shm's window) is its
+ * own, made where it first runs blocking. */
 void xchg_select_prepare(xchg_comm_state *cs, int nonblocking);
-/* Whether auto on cs may choose an algorithm that needs that setup: from
- * XCHG_AUTO_MIN_P ranks, and below where the communicator follows a tuning
- * table (agreed at its first auto call). The same on every rank. */
+/* Whether a nonblocking start must call xchg_select_prepare first: before
+ * the first auto call (the node map),
+ * and once for the node-aware algorithms' setup where auto may choose
+ * them (from XCHG_AUTO_MIN_P ranks, and below where the communicator
+ * follows a tuning table). The same on every rank. */
 int xchg_select_prepares(const xchg_comm_state *cs);
 
 /* The neighbour exchange's auto (model_neighbor.c): the modelled seconds

@@ -56,8 +56,16 @@ void preload_count_served(preload_entry e, xchg_algo algo);
 int preload_is_neighbor(preload_entry e);
 void preload_count_fell(preload_entry e, preload_reason r);
 /* With XCHG_VERBOSE >= 1, rank 0 of MPI_COMM_WORLD prints the counts on
- * stderr; once per process, whichever Finalize comes first. */
+ * stderr; once per process, whichever Finalize comes first. With
+ * XCHG_PRELOAD_TIME=1 it also prints the time in blocking MPI_Alltoallv
+ * calls, reduced over MPI_COMM_WORLD (collective: every rank must run the
+ * preload). */
 void preload_report(void);
+
+/* XCHG_PRELOAD_TIME: whether blocking MPI_Alltoallv calls are timed, and
+ * the time of one (seconds of MPI_Wtime) added to this rank's sum. */
+int preload_timing(void);
+void preload_count_time(double seconds);
 
 /* Whether xchg takes a call on comm; else *reason says why not. */
 int preload_route(MPI_Comm comm, preload_reason *reason);

@@ -14,6 +14,19 @@
  * A collective call counts once on each member, so rank 0 sees every call
  * on every communicator it belongs to. No collective here: Finalize must
  * not wait on ranks that may not run the preload.
+ *
+ * With XCHG_PRELOAD_TIME=1 every rank times its blocking MPI_Alltoallv
+ * calls (MPI_Wtime around each, served or not) and MPI_Finalize reduces
+ * the sums over MPI_COMM_WORLD (the one collective, and only when asked
+ * for); rank 0 prints, whatever XCHG_VERBOSE says:
+ *
+ *   xchg-preload: time in MPI_Alltoallv: 14 calls, slowest rank 123.456 us,
+ *   mean 120.100 us; MPI_Wtime at MPI_Finalize 0.001234 s   (one line)
+ *
+ * "calls" is the most any rank made; the times are each rank's sum over
+ * its calls. MPI_Wtime at MPI_Finalize is the latest rank's clock: under
+ * SMPI the clock starts at 0 with the simulation, so it is the
+ * application's whole simulated time.
  */
 #include "preload.h"
 
@@ -25,6 +38,8 @@ enum { ALGO_SLOTS = 64 }; /* xchg_algo ids are small; slot 0 is "failed before r
 static unsigned long served[ENTRY_COUNT][ALGO_SLOTS];
 static unsigned long fell[ENTRY_COUNT][REASON_COUNT];
 static int reported;
+static unsigned long long timed_ns; /* this rank's time in blocking MPI_Alltoallv */
+static unsigned long timed_calls;
 
 static const char *const entry_label[ENTRY_COUNT] = {
     [ENTRY_C] = "C MPI_Alltoallv",
@@ -75,6 +90,49 @@ void preload_count_fell(preload_entry e, preload_reason r)
     __atomic_add_fetch(&fell[e][r], 1, __ATOMIC_RELAXED);
 }
 
+int preload_timing(void)
+{
+    static int on = -1; /* a benign race: every thread reads the same value */
+    if (on < 0) {
+        const char *e = getenv("XCHG_PRELOAD_TIME");
+        on = e && atoi(e) > 0;
+    }
+    return on;
+}
+
+void preload_count_time(double seconds)
+{
+    unsigned long long ns = seconds > 0 ? (unsigned long long)(seconds * 1e9 + 0.5) : 0;
+    __atomic_add_fetch(&timed_ns, ns, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&timed_calls, 1, __ATOMIC_RELAXED);
+}
+
+/* XCHG_PRELOAD_TIME: the sums reduced over MPI_COMM_WORLD, printed by
+ * rank 0. Collective: between MPI_Init and MPI_Finalize only. */
+static void report_time(void)
+{
+    int init = 0, fin = 0, rank = 0, size = 1;
+    PMPI_Initialized(&init);
+    PMPI_Finalized(&fin);
+    if (!preload_timing() || !init || fin)
+        return;
+    double now = PMPI_Wtime();
+    double mine = (double)__atomic_load_n(&timed_ns, __ATOMIC_RELAXED) * 1e-9;
+    double in[2] = {mine, now}, most[2] = {0, 0}, sum = 0;
+    unsigned long calls = __atomic_load_n(&timed_calls, __ATOMIC_RELAXED), most_calls = 0;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    PMPI_Comm_size(MPI_COMM_WORLD, &size);
+    PMPI_Reduce(in, most, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    PMPI_Reduce(&mine, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    PMPI_Reduce(&calls, &most_calls, 1, MPI_UNSIGNED_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
+    if (rank != 0)
+        return;
+    fprintf(stderr, "xchg-preload: time in MPI_Alltoallv: %lu calls, slowest rank %.3f us, "
+            "mean %.3f us; MPI_Wtime at MPI_Finalize %.6f s\n", most_calls, most[0] * 1e6,
+            sum / size * 1e6, most[1]);
+    fflush(stderr);
+}
+
 /* Appends "name n, name n" for the nonzero counts to buf. */
 static void list(char *buf, size_t len, const unsigned long *counts, int n,
                  const char *(*name)(int))
@@ -116,6 +174,7 @@ void preload_report(void)
 {
     if (__atomic_exchange_n(&reported, 1, __ATOMIC_ACQ_REL))
         return;
+    report_time();
     const char *v = getenv("XCHG_VERBOSE");
     if (!v || atoi(v) < 1)
         return;

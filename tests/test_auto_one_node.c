@@ -1,0 +1,205 @@
+/*
+ * test_auto_one_node.c - below XCHG_AUTO_MIN_P, with every rank on one
+ * node, auto chooses between linear and shm by its model (select.c,
+ * SMALL_NODE; model.c, xchg_model_shm), the same on every rank, and the
+ * result is MPI_Alltoallv's.
+ *
+ * Whether shm can run is this MPI's to say: the test makes a shared
+ * window itself (MPI_Win_allocate_shared on a duplicate of
+ * MPI_COMM_WORLD); where MPI refuses one (Open MPI without its osc sm
+ * component), every choice below must be linear, but for a communicator's
+ * first blocking call that chooses shm: it tries the window, finds it
+ * refused (on every rank) and runs linear, reported as shm. Where it can:
+ *   - dense 16 B blocks: shm (a flag per peer beats a message per block);
+ *   - a ring (one 16 B block to the next rank) on 3+ ranks: linear (the
+ *     flags of every peer cost more than two messages);
+ *   - dense 64 KiB blocks: shm too (the bytes cost the same either way);
+ *   - dense then a ring on one communicator: linear again within
+ *     XCHG_AUTO_REFRESH calls (the refresh sees the pattern move);
+ *   - a nonblocking first call: linear (the window is made by a blocking
+ *     call, never inside a coroutine), and shm once a blocking call made it;
+ *   - XCHG_SHM_BYTES=0 on a new communicator: linear, window or not;
+ *   - a persistent request: correct whatever its init chose.
+ * One rank (P=1) has no peers: linear.
+ */
+#include "xchg.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "check.h"
+
+static int rank, P, npass, nfail;
+
+enum { DENSE, RING };
+enum { BLOCKING, NONBLOCKING, PERSISTENT };
+
+static MPI_Comm fresh(void)
+{
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    return comm;
+}
+
+/* Whether this MPI makes a shared window over every rank here (the same
+ * answer everywhere: MPI_Win_allocate_shared is collective). */
+static int mpi_shares_memory(void)
+{
+    MPI_Comm comm = fresh(), node;
+    int nsize = 0;
+    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_size(node, &nsize);
+    MPI_Comm_free(&node);
+    char *base = NULL;
+    MPI_Win win = MPI_WIN_NULL;
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    int ok = MPI_Win_allocate_shared(64, 1, MPI_INFO_NULL, comm, &base, &win) == MPI_SUCCESS;
+    if (win != MPI_WIN_NULL)
+        MPI_Win_free(&win);
+    int all = 0, mine = ok && nsize == P;
+    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Comm_free(&comm);
+    return all;
+}
+
+/* One exchange of the pattern with blocks of `bytes`; returns the
+ * algorithm xchg ran (XCHG_ALGO_INVALID on an error), *ok when the result
+ * equals MPI_Alltoallv's. */
+static xchg_algo exchange(MPI_Comm comm, int pattern, int bytes, int how, int *ok)
+{
+    int *sc = calloc(P, sizeof(int)), *sd = calloc(P, sizeof(int));
+    int *rc = calloc(P, sizeof(int)), *rd = calloc(P, sizeof(int));
+    for (int j = 0; j < P; j++)
+        sc[j] = pattern == DENSE || j == (rank + 1) % P ? bytes : 0;
+    MPI_Alltoall(sc, 1, MPI_INT, rc, 1, MPI_INT, comm);
+    int st = 0, rt = 0;
+    for (int j = 0; j < P; j++) {
+        sd[j] = st; st += sc[j];
+        rd[j] = rt; rt += rc[j];
+    }
+    char *sb = malloc(st + 1), *r1 = calloc(rt + 1, 1), *r2 = calloc(rt + 1, 1);
+    for (int k = 0; k < st; k++)
+        sb[k] = (char)(rank * 31 + k * 7);
+    MPI_Alltoallv(sb, sc, sd, MPI_BYTE, r1, rc, rd, MPI_BYTE, comm);
+    xchg_algo ran = XCHG_ALGO_INVALID;
+    xchg_request req = NULL;
+    int e;
+    if (how == BLOCKING) {
+        e = xchg_alltoallv(sb, sc, sd, MPI_BYTE, r2, rc, rd, MPI_BYTE, comm);
+    } else if (how == NONBLOCKING) {
+        e = xchg_ialltoallv(sb, sc, sd, MPI_BYTE, r2, rc, rd, MPI_BYTE, comm, &req);
+        if (e == MPI_SUCCESS)
+            e = xchg_wait(req);
+    } else {
+        e = xchg_alltoallv_init(sb, sc, sd, MPI_BYTE, r2, rc, rd, MPI_BYTE, comm,
+                                MPI_INFO_NULL, &req);
+        for (int k = 0; k < 3 && e == MPI_SUCCESS; k++) {
+            memset(r2, 0, rt + 1);
+            e = xchg_start(req);
+            if (e == MPI_SUCCESS)
+                e = xchg_wait(req);
+        }
+        if (e == MPI_SUCCESS)
+            ran = xchg_request_algo(req);
+    }
+    if (req)
+        xchg_request_free(&req);
+    xchg_stats s;
+    xchg_get_stats(comm, &s);
+    if (how != PERSISTENT)
+        ran = s.algo;
+    *ok = e == MPI_SUCCESS && memcmp(r1, r2, rt) == 0;
+    free(sc); free(sd); free(rc); free(rd); free(sb); free(r1); free(r2);
+    return e == MPI_SUCCESS ? ran : XCHG_ALGO_INVALID;
+}
+
+static const char *name(xchg_algo a)
+{
+    return xchg_algo_name(a) ? xchg_algo_name(a) : "?";
+}
+
+#define EXPECT_RAN(a, ok, want, what)                                                    \
+    CHECK_ALL((ok) && (a) == (want) && check_same_everywhere((int)(a), MPI_COMM_WORLD), \
+              "%s: auto ran %s, expected %s (correct: %d)", what, name(a), name(want), ok)
+
+/* A communicator's first blocking choice of shm: where MPI refuses the
+ * window, the attempt (shm, which then runs linear) or linear. */
+#define EXPECT_FIRST(a, ok, want, what)                                                  \
+    EXPECT_RAN(a, ok, (!shares && P > 1 && (a) == XCHG_ALGO_SHM) ? XCHG_ALGO_SHM : (want), what)
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &P);
+    const int shares = mpi_shares_memory();
+    const xchg_algo one_node = P > 1 && shares ? XCHG_ALGO_SHM : XCHG_ALGO_LINEAR;
+    int ok;
+    xchg_algo a;
+
+    MPI_Comm comm = fresh();
+    a = exchange(comm, DENSE, 16, BLOCKING, &ok);
+    EXPECT_FIRST(a, ok, one_node, "dense 16 B, first call");
+    for (int k = 0; k < 3; k++) {
+        a = exchange(comm, DENSE, 16, BLOCKING, &ok);
+        EXPECT_RAN(a, ok, one_node, "dense 16 B");
+    }
+    MPI_Comm_free(&comm);
+
+    if (P >= 3) {
+        comm = fresh();
+        a = exchange(comm, RING, 16, BLOCKING, &ok);
+        EXPECT_RAN(a, ok, XCHG_ALGO_LINEAR, "ring 16 B");
+        MPI_Comm_free(&comm);
+    }
+
+    comm = fresh();
+    a = exchange(comm, DENSE, 65536, BLOCKING, &ok);
+    EXPECT_FIRST(a, ok, one_node, "dense 64 KiB");
+    MPI_Comm_free(&comm);
+
+    /* the pattern moves: the refresh (at most XCHG_AUTO_REFRESH calls
+     * away, 4 in tests/CMakeLists.txt) chooses again */
+    comm = fresh();
+    a = exchange(comm, DENSE, 16, BLOCKING, &ok);
+    EXPECT_FIRST(a, ok, one_node, "dense, then a ring: dense");
+    if (P >= 3) {
+        int all_ok = 1;
+        for (int k = 0; k < 12; k++) {
+            a = exchange(comm, RING, 16, BLOCKING, &ok);
+            all_ok &= ok;
+        }
+        EXPECT_RAN(a, all_ok, XCHG_ALGO_LINEAR, "dense, then a ring: the ring");
+    }
+    MPI_Comm_free(&comm);
+
+    comm = fresh();
+    a = exchange(comm, DENSE, 16, NONBLOCKING, &ok);
+    EXPECT_RAN(a, ok, XCHG_ALGO_LINEAR, "a nonblocking first call");
+    a = exchange(comm, DENSE, 16, BLOCKING, &ok);
+    EXPECT_FIRST(a, ok, one_node, "then a blocking call");
+    a = exchange(comm, DENSE, 16, NONBLOCKING, &ok);
+    EXPECT_RAN(a, ok, one_node, "then a nonblocking call");
+    MPI_Comm_free(&comm);
+
+    setenv("XCHG_SHM_BYTES", "0", 1);
+    comm = fresh();
+    a = exchange(comm, DENSE, 16, BLOCKING, &ok);
+    EXPECT_RAN(a, ok, XCHG_ALGO_LINEAR, "XCHG_SHM_BYTES=0");
+    MPI_Comm_free(&comm);
+    unsetenv("XCHG_SHM_BYTES");
+
+    comm = fresh();
+    a = exchange(comm, DENSE, 16, PERSISTENT, &ok);
+    CHECK_ALL(ok && check_same_everywhere((int)a, MPI_COMM_WORLD),
+              "persistent, dense 16 B: ran %s (correct: %d)", name(a), ok);
+    MPI_Comm_free(&comm);
+
+    int tot[2] = {npass, nfail};
+    if (rank == 0)
+        printf("test_auto_one_node on %d ranks (shared windows: %s): %d passed, %d failed\n", P,
+               shares ? "yes" : "no", tot[0], tot[1]);
+    MPI_Finalize();
+    return tot[1] ? 1 : 0;
+}
