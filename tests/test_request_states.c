@@ -652,7 +652,9 @@ typedef struct {
     MPI_Aint sd[64], rd[64];
 } far_case;
 
-static int far_make(far_case *f, int nsend)
+/* Blocks of 8 B: nsend to send (rank 0's beyond 2 GiB in the mapping),
+ * nrecv to receive, contiguous. */
+static int far_make(far_case *f, int nsend, int nrecv)
 {
     f->map = NULL;
     f->maplen = 0;
@@ -670,6 +672,10 @@ static int far_make(far_case *f, int nsend)
     for (int j = 0; j < nsend; j++) {
         f->sc[j] = 8;
         f->sd[j] = rank == 0 ? FAR_DISP + 64 * (MPI_Aint)j : 8 * (MPI_Aint)j;
+    }
+    for (int j = 0; j < nrecv; j++) {
+        f->rc[j] = 8;
+        f->rd[j] = 8 * (MPI_Aint)j;
     }
     return 1;
 }
@@ -712,14 +718,10 @@ static void large_count_states(ncase *nc)
         return;
     char why[600] = "";
     far_case f;
-    int ok = far_make(&f, P);
+    int ok = far_make(&f, P, P);
     CHECK_ALL(ok, "large count: mmap of the far send buffer");
     if (!ok)
         return;
-    for (int j = 0; j < P; j++) {
-        f.rc[j] = 8;
-        f.rd[j] = 8 * (MPI_Aint)j;
-    }
     /* persistent: MPI_Alltoallv_init_c does the work */
     xchg_request r = XCHG_REQUEST_NULL;
     int rc = xchg_alltoallv_init_c(f.sendbuf, f.sc, f.sd, MPI_BYTE, f.recvbuf, f.rc, f.rd,
@@ -757,14 +759,10 @@ static void large_count_states(ncase *nc)
     far_free(&f);
 
     /* neighbour, persistent and nonblocking: MPI_Neighbor_alltoallv_c */
-    ok = far_make(&f, nc->outdeg);
+    ok = far_make(&f, nc->outdeg, nc->indeg);
     CHECK_ALL(ok, "large count neighbour: mmap of the far send buffer");
     if (!ok)
         return;
-    for (int j = 0; j < nc->indeg; j++) {
-        f.rc[j] = 8;
-        f.rd[j] = 8 * (MPI_Aint)j;
-    }
     rc = xchg_neighbor_alltoallv_init_c(f.sendbuf, f.sc, f.sd, MPI_BYTE, f.recvbuf, f.rc,
                                         f.rd, MPI_BYTE, nc->comm, MPI_INFO_NULL, &r);
     ok = rc == MPI_SUCCESS || fail(why, sizeof why, "xchg_neighbor_alltoallv_init_c", rc);
@@ -803,14 +801,10 @@ static void large_count_misuse(ncase *nc)
         return;
     char why[600] = "";
     far_case f;
-    int ok = far_make(&f, P);
+    int ok = far_make(&f, P, P);
     CHECK_ALL(ok, "large count misuse: mmap of the far send buffer");
     if (!ok)
         return;
-    for (int j = 0; j < P; j++) {
-        f.rc[j] = 8;
-        f.rd[j] = 8 * (MPI_Aint)j;
-    }
     far_fill(&f, P, NULL, 4);
     xchg_request r = XCHG_REQUEST_NULL;
     int rc = xchg_alltoallv_init_c(f.sendbuf, f.sc, f.sd, MPI_BYTE, f.recvbuf, f.rc, f.rd,
@@ -824,14 +818,10 @@ static void large_count_misuse(ncase *nc)
               "told: %s", why);
     far_free(&f);
 
-    ok = far_make(&f, nc->outdeg);
+    ok = far_make(&f, nc->outdeg, nc->indeg);
     CHECK_ALL(ok, "large count neighbour misuse: mmap of the far send buffer");
     if (!ok)
         return;
-    for (int j = 0; j < nc->indeg; j++) {
-        f.rc[j] = 8;
-        f.rd[j] = 8 * (MPI_Aint)j;
-    }
     far_fill(&f, nc->outdeg, nc->dests, 5);
     rc = xchg_neighbor_alltoallv_init_c(f.sendbuf, f.sc, f.sd, MPI_BYTE, f.recvbuf, f.rc, f.rd,
                                         MPI_BYTE, nc->comm, MPI_INFO_NULL, &r);

@@ -153,20 +153,10 @@ int xchg_shm_ready(const xchg_comm_state *cs)
     return xchg_shm_window_ready(cs);
 }
 
-/* Whether shm may run as itself on cs (registry: usable), the same on
- * every rank: once the window was tried, whether it was made (agreed
- * there); before, from the settings alone (agreed). Whether every rank is
- * on one node is the model's question (agreed statistics). */
+/* Whether shm may run as itself on cs (registry: usable): the window's
+ * own answer, the same on every rank. Whether every rank is on one node
+ * is the model's question (agreed statistics). */
 int xchg_shm_usable(const xchg_comm_state *cs)
 {
-#ifdef XCHG_SMPI
-    (void)cs;
-    return 0; /* a spin on memory advances no simulated time */
-#else
-    const xchg_shm_window *w = cs->ext[XCHG_EXT_SHM];
-    if (w)
-        return w->usable;
-    long rpn = cs->settings.ranks_per_node;
-    return cs->size > 1 && cs->settings.shm_bytes > 0 && (rpn == 0 || rpn >= cs->size);
-#endif
+    return xchg_shm_window_usable(cs);
 }

@@ -446,17 +446,13 @@ static int nb_run(void *ctx)
 static int nb_test(void *ctx, int *done)
 {
     nbr_request *q = ctx;
-    if (!q->nb) {
-        *done = 1;
-        return q->rc;
-    }
-    return xchg_nb_test(q->nb, done);
+    return xchg_nb_test_or_ran(q->nb, q->rc, done);
 }
 
 static int nb_wait(void *ctx)
 {
     nbr_request *q = ctx;
-    return q->nb ? xchg_nb_wait(q->nb) : q->rc;
+    return xchg_nb_wait_or_ran(q->nb, q->rc);
 }
 
 static int nb_free(void *ctx)

@@ -150,16 +150,13 @@ static int generic_start(void *ctx)
 static int generic_test(void *ctx, int *done)
 {
     a2av_persistent *q = ctx;
-    if (q->nb)
-        return xchg_nb_test(q->nb, done);
-    *done = 1;
-    return q->generic_rc;
+    return xchg_nb_test_or_ran(q->nb, q->generic_rc, done);
 }
 
 static int generic_wait(void *ctx)
 {
     a2av_persistent *q = ctx;
-    return q->nb ? xchg_nb_wait(q->nb) : q->generic_rc;
+    return xchg_nb_wait_or_ran(q->nb, q->generic_rc);
 }
 
 static int generic_free(void *ctx)
@@ -403,16 +400,13 @@ static int nonblocking_run(void *ctx)
 static int nonblocking_test(void *ctx, int *done)
 {
     a2av_nonblocking *q = ctx;
-    if (q->nb)
-        return xchg_nb_test(q->nb, done);
-    *done = 1;
-    return q->rc;
+    return xchg_nb_test_or_ran(q->nb, q->rc, done);
 }
 
 static int nonblocking_wait(void *ctx)
 {
     a2av_nonblocking *q = ctx;
-    return q->nb ? xchg_nb_wait(q->nb) : q->rc;
+    return xchg_nb_wait_or_ran(q->nb, q->rc);
 }
 
 /* The exchange ended: the body recorded its stats. */

@@ -246,6 +246,12 @@ int xchg_shm_window_of(xchg_comm_state *cs, xchg_shm_window **out)
     return MPI_SUCCESS;
 }
 
+int xchg_shm_window_usable(const xchg_comm_state *cs)
+{
+    const xchg_shm_window *w = cs->ext[XCHG_EXT_SHM];
+    return w ? w->usable : cs->size > 1 && shm_possible(cs);
+}
+
 int xchg_shm_window_ready(const xchg_comm_state *cs)
 {
     const xchg_shm_window *w = cs->ext[XCHG_EXT_SHM];

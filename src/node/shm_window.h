@@ -58,6 +58,10 @@ typedef struct xchg_shm_window {
 int xchg_shm_window_of(xchg_comm_state *cs, xchg_shm_window **out);
 /* Whether xchg_shm_window_of needs no communication now. */
 int xchg_shm_window_ready(const xchg_comm_state *cs);
+/* Whether a window may be used on cs, the same on every rank: once it was
+ * tried, whether it was made (agreed there); before, from the settings
+ * and the build alone (a communicator of one rank has no use for it). */
+int xchg_shm_window_usable(const xchg_comm_state *cs);
 
 /* Rank r's flag, and the half it uses at epoch e. */
 static inline uint64_t *xchg_shm_flag(const xchg_shm_window *w, int r)

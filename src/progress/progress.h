@@ -17,6 +17,11 @@
 int xchg_nb_start(xchg_comm_state *cs, int (*fn)(void *), void *arg, xchg_nb **out);
 int xchg_nb_test(xchg_nb *nb, int *done);
 int xchg_nb_wait(xchg_nb *nb);
+/* The same for an exchange that is either nb or, with nb NULL, already
+ * ran blocking and returned rc (no memory for a coroutine, or one that
+ * cannot run as one): done at once with rc. */
+int xchg_nb_test_or_ran(xchg_nb *nb, int rc, int *done);
+int xchg_nb_wait_or_ran(xchg_nb *nb, int rc);
 void xchg_nb_free(xchg_nb *nb);
 void xchg_nb_drain(xchg_comm_state *cs);
 

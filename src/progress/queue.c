@@ -136,6 +136,19 @@ int xchg_nb_wait(xchg_nb *nb)
     return nb->rc;
 }
 
+int xchg_nb_test_or_ran(xchg_nb *nb, int rc, int *done)
+{
+    if (nb)
+        return xchg_nb_test(nb, done);
+    *done = 1;
+    return rc;
+}
+
+int xchg_nb_wait_or_ran(xchg_nb *nb, int rc)
+{
+    return nb ? xchg_nb_wait(nb) : rc;
+}
+
 void xchg_nb_free(xchg_nb *nb)
 {
     if (!nb)
