@@ -12,9 +12,12 @@
  * algorithm of the build, then xchg_alltoallv itself with its automatic
  * choice; --nonblocking: the same through xchg_ialltoallv(_algo), completed
  * by xchg_test or xchg_wait)
+ * XCHG_TEST_RAN=a[,b...]: every forced call must report (xchg_get_stats)
+ * one of these algorithms, and some call the first (ran_as_expected).
  * Prints "N passed, M failed" and exits non-zero on any failure.
  */
 #include "a2av_cases.h"
+#include "ran_as.h"
 #include "xchg.h"
 
 #include <stdio.h>
@@ -82,6 +85,28 @@ static void verdict(const char *algo, const char *what, int ok, const char *why)
     CHECK_ALL(ok, "%s %s%s%s", algo, what, ok ? "" : ": ", ok ? "" : why);
 }
 
+/* What xchg_get_stats must name after a forced call (ran_as.h).
+ * XCHG_TEST_RAN=a[,b...]: every call names one of
+ * these and at least one call names a (checked by ran_first_seen). */
+static const char *ran_env;
+static int ran_first_seen;
+
+static int ran_as_expected(xchg_algo forced, xchg_algo ran)
+{
+    if (!ran_env)
+        return ran_as_forced(forced, ran);
+    char list[256];
+    snprintf(list, sizeof list, "%s", ran_env);
+    int first = 1;
+    for (char *save = NULL, *n = strtok_r(list, ",", &save); n;
+         n = strtok_r(NULL, ",", &save), first = 0)
+        if (xchg_algo_from_name(n) == ran) {
+            ran_first_seen |= first;
+            return 1;
+        }
+    return 0;
+}
+
 static int check_one(xchg_algo *algo, MPI_Comm comm, const char *pat, const char *lay,
                      const char *types, int in_place, unsigned seed, char *name, size_t nlen,
                      char *why, size_t wlen)
@@ -95,9 +120,10 @@ static int check_one(xchg_algo *algo, MPI_Comm comm, const char *pat, const char
     int ok = a2av_case_check(&c, comm, run_algo, algo, why, wlen);
     if (ok && *algo != XCHG_ALGO_AUTO) {
         xchg_stats s;
-        if (xchg_get_stats(comm, &s) != MPI_SUCCESS || s.algo != *algo) {
-            snprintf(why, wlen, "xchg_get_stats reports algorithm %d, expected %d", (int)s.algo,
-                     (int)*algo);
+        if (xchg_get_stats(comm, &s) != MPI_SUCCESS || !ran_as_expected(*algo, s.algo)) {
+            snprintf(why, wlen, "xchg_get_stats reports algorithm %s, expected %s",
+                     xchg_algo_name(s.algo) ? xchg_algo_name(s.algo) : "none",
+                     ran_env ? ran_env : xchg_algo_name(*algo));
             ok = 0;
         }
     }
@@ -118,6 +144,7 @@ static void test_algo(const char *name)
         return;
     }
     unsigned seed = 11;
+    ran_first_seen = 0;
     /* every pattern, plain ints */
     for (int p = 0; a2av_patterns[p]; p++) {
         int ok = check_one(&algo, MPI_COMM_WORLD, a2av_patterns[p], "contig", "int", 0,
@@ -192,12 +219,18 @@ static void test_algo(const char *name)
         verdict(name, "100 calls in a row", ok, why);
         MPI_Comm_free(&c2);
     }
+    if (ran_env && algo != XCHG_ALGO_AUTO)
+        verdict(name, "XCHG_TEST_RAN", ran_first_seen,
+                "no call ran the first algorithm XCHG_TEST_RAN names");
 }
 
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    ran_env = getenv("XCHG_TEST_RAN");
+    if (ran_env && !*ran_env)
+        ran_env = NULL;
     MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
     int P;
     MPI_Comm_size(MPI_COMM_WORLD, &P);

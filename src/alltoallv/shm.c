@@ -111,6 +111,7 @@ static int shm_unpack(xchg_call *c, xchg_shm_window *w, uint64_t e)
 /* Without the window: one agreement of argument errors, then linear. */
 static int shm_fallback(xchg_call *c)
 {
+    c->ran_instead = XCHG_ALGO_LINEAR;
     int rc = xchg_agree_errors(c->comm, c->rank, c->size, c->arg_err, "shm");
     return rc != MPI_SUCCESS ? rc : xchg_alltoallv_linear(c);
 }
@@ -137,6 +138,7 @@ int xchg_alltoallv_shm(xchg_call *c)
         return xchg_agree_result(c->rank, c->size, c->arg_err, err, "shm");
     if (need) { /* every rank saw it: linear now, a larger window next call */
         w->grow_to = need;
+        c->ran_instead = XCHG_ALGO_LINEAR;
         return xchg_alltoallv_linear(c);
     }
     return shm_unpack(c, w, e);

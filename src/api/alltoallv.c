@@ -192,7 +192,7 @@ int xchg_alltoallv_body(const xchg_a2av_args *a)
 
     xchg_temp_free(&c, inplace, inplace_bytes);
     cs->calls++;
-    cs->last.algo = algo;
+    cs->last.algo = c.ran_instead != XCHG_ALGO_AUTO ? c.ran_instead : algo;
     cs->last.sparse_algo = XCHG_SPARSE_INVALID;
     cs->last.temp_bytes = c.temp_peak;
     cs->last.calls = cs->calls;

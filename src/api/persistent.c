@@ -85,6 +85,7 @@ static void start_counts(a2av_persistent *q)
         xchg_charge_copy(q->ip_bytes);
     }
     c->temp_peak = c->temp_cur;
+    c->ran_instead = XCHG_ALGO_AUTO;
     c->cs->calls++;
     xchg_record_count(c->cs, q->rec_shape);
 }
@@ -172,7 +173,7 @@ static void persistent_end(void *ctx)
     xchg_nb_free(q->nb);
     q->nb = NULL;
     xchg_comm_state *cs = q->c.cs;
-    cs->last.algo = q->algo->id;
+    cs->last.algo = q->c.ran_instead != XCHG_ALGO_AUTO ? q->c.ran_instead : q->algo->id;
     cs->last.sparse_algo = XCHG_SPARSE_INVALID;
     cs->last.temp_bytes = q->c.temp_peak;
     cs->last.calls = cs->calls;

@@ -103,6 +103,10 @@ typedef struct xchg_call {
      * no argument error). They then skip their own allreduce. */
     int padded_agreed;
     uint64_t padded_max_block, padded_budget;
+    /* What ran in the chosen algorithm's place, so the stats name it (shm
+     * without its window runs linear); XCHG_ALGO_AUTO (0, as a zeroed call
+     * leaves it) when the chosen one ran itself. */
+    xchg_algo ran_instead;
 } xchg_call;
 
 /* Temporary memory: counted against the call's limit (XCHG_MAX_TEMP_BYTES)
