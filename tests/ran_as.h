@@ -2,7 +2,8 @@
  * ran_as.h - whether the algorithm an exchange reports (xchg_get_stats,
  * xchg_request_algo) is right for one forced to `forced`: the algorithm
  * itself or, for shm, linear, which runs in shm's place where MPI refuses
- * the node-shared window or the window is too small for the call.
+ * the node-shared window or the window is too small for the call (and
+ * node_pairs for node_pairs_shm, likewise).
  */
 #ifndef RAN_AS_H
 #define RAN_AS_H
@@ -11,7 +12,8 @@
 
 static inline int ran_as_forced(xchg_algo forced, xchg_algo ran)
 {
-    return ran == forced || (forced == XCHG_ALGO_SHM && ran == XCHG_ALGO_LINEAR);
+    return ran == forced || (forced == XCHG_ALGO_SHM && ran == XCHG_ALGO_LINEAR) ||
+           (forced == XCHG_ALGO_NODE_PAIRS_SHM && ran == XCHG_ALGO_NODE_PAIRS);
 }
 
 #endif

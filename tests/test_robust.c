@@ -21,6 +21,11 @@
  *              hangs, each returns correct data, MPI_ERR_NO_MEM or
  *              MPI_ERR_TRUNCATE; hierarchical's and grid's re-allocation
  *              for erroneous counts used to skip a collective and hang.
+ *  inplace     MPI_IN_PLACE where one rank has no temporary memory for its
+ *              copy of recvbuf (XCHG_FAULT_TEMP_LIMIT=0), for the
+ *              algorithms named (ones that agree on errors, and auto):
+ *              every rank returns MPI_ERR_NO_MEM (that rank used to return
+ *              at once and leave the others waiting).
  *  persistent  a request outlives its communicator (used to be a use after
  *              free, seen by ASan/valgrind); a start that fails after its
  *              MPI_Startall (a bad self block) completes what it started,
@@ -273,6 +278,31 @@ static void section_nomem(MPI_Comm comm, int argc, char **argv)
     unmake(&b);
 }
 
+/* ---- inplace ---- */
+static void section_inplace(MPI_Comm comm, int argc, char **argv)
+{
+    bufs b;
+    const int n = 3;
+    make(&b, n, n + 1);
+    char w[400];
+    const int t = P - 1; /* the rank without memory */
+    for (int k = 2; k < argc; k++) {
+        xchg_algo a = xchg_algo_from_name(argv[k]);
+        reset_counts(&b);
+        memcpy(b.rb, b.sb, sizeof(int) * (size_t)P * (size_t)b.stride);
+        if (rank == t)
+            setenv("XCHG_FAULT_TEMP_LIMIT", "0", 1);
+        int rc = xchg_alltoallv_algo(a, MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, b.rb, b.rc,
+                                     b.rd, MPI_INT, comm);
+        unsetenv("XCHG_FAULT_TEMP_LIMIT");
+        snprintf(w, sizeof w, "%s: MPI_IN_PLACE, rank %d without memory for its copy: class "
+                 "%d (%s)", argv[k], t, a2av_err_class(rc), a2av_err_msg(rc));
+        CHECK(a != XCHG_ALGO_INVALID && a2av_err_class(rc) == MPI_ERR_NO_MEM, "%s", w);
+        usable_after(argv[k], a, &b, comm);
+    }
+    unmake(&b);
+}
+
 /* ---- persistent ---- */
 static void section_persistent(void)
 {
@@ -379,13 +409,15 @@ int main(int argc, char **argv)
         section_buffers(comm);
     } else if (strcmp(section, "truncate") == 0) {
         section_truncate(comm, argc, argv);
+    } else if (strcmp(section, "inplace") == 0) {
+        section_inplace(comm, argc, argv);
     } else if (strcmp(section, "nomem") == 0) {
         section_nomem(comm, argc, argv);
     } else if (strcmp(section, "persistent") == 0) {
         section_persistent();
     } else {
         if (rank == 0)
-            fprintf(stderr, "usage: test_robust buffers|truncate|nomem [algo...]|persistent\n");
+            fprintf(stderr, "usage: test_robust buffers|truncate|nomem [algo...]|inplace algo...|persistent\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     MPI_Comm_free(&comm);

@@ -173,10 +173,15 @@ int xchg_alltoallv_body(const xchg_a2av_args *a)
     size_t inplace_bytes = 0;
     if (a->sendbuf == MPI_IN_PLACE)
         rc = resolve_in_place(&c, &inplace, &inplace_bytes);
-    if (cs->settings.check)
+    if (cs->settings.check) {
         rc = xchg_check_mode(&c, rc); /* agrees on the in-place copy's failure too */
-    else if (rc != MPI_SUCCESS)
-        return rc;
+    } else if (rc != MPI_SUCCESS) {
+        /* the copy failed on this rank alone (memory): carried like an
+         * argument error, so an algorithm that agrees errors ends every
+         * rank with it instead of leaving the others waiting */
+        c.arg_err = rc;
+        return run_failed(&c, algo, 1);
+    }
 
     int automatic = algo == XCHG_ALGO_AUTO;
     if (rc == MPI_SUCCESS && automatic)

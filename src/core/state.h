@@ -37,6 +37,7 @@ enum {
     XCHG_EXT_NODES = 3,      /* the node layout (alltoallv/node_layout.c) */
     XCHG_EXT_NEIGHBOR = 4,   /* the topology's graph and auto's choice (api/neighbor.c) */
     XCHG_EXT_SHM = 5,        /* the node-shared window (node/shm_window.c) */
+    XCHG_EXT_NODE_WINDOW = 6, /* the node layout's windows (node/shm_window.c) */
     XCHG_EXT_ALGO = 8,       /* the first algorithm's slot */
     XCHG_EXT_COUNT = 48      /* room for 40 algorithms (registry.c asserts it) */
 };

@@ -70,16 +70,16 @@ static size_t round64(size_t n)
     return (n + 63) & ~(size_t)63;
 }
 
-/* One half: its header, the P-entry table and `half` data bytes. */
-static size_t half_stride_for(int P, size_t half)
+/* One half: its header, the table and `half` data bytes. */
+static size_t half_stride_for(size_t entries, size_t half)
 {
-    return round64(sizeof(xchg_shm_header) + sizeof(xchg_shm_entry) * (size_t)P + half);
+    return round64(sizeof(xchg_shm_header) + sizeof(xchg_shm_entry) * entries + half);
 }
 
 /* One rank's region: the flag's 64 bytes and two halves. */
-static size_t stride_for(int P, size_t half)
+static size_t stride_for(size_t entries, size_t half)
 {
-    return 64 + 2 * half_stride_for(P, half);
+    return 64 + 2 * half_stride_for(entries, half);
 }
 
 /* The window itself (the communicator stays). */
@@ -99,7 +99,7 @@ static void shm_free(void *p)
     xchg_shm_window *w = p;
     if (!w)
         return;
-    window_release(w); /* w->node is the state's own pcomm */
+    window_release(w); /* w->node is the state's pcomm or the layout's node */
     free(w);
 }
 
@@ -119,8 +119,8 @@ static int any_failed(MPI_Comm comm, int failed)
 static int window_make(xchg_shm_window *w, size_t half, size_t limit)
 {
     w->half = half;
-    w->half_stride = half_stride_for(w->P, half);
-    w->stride = stride_for(w->P, half);
+    w->half_stride = half_stride_for(w->entries, half);
+    w->stride = stride_for(w->entries, half);
     w->epoch = 0;
     MPI_Aint mine = w->rank == 0 ? (MPI_Aint)(w->stride * (size_t)w->P) : 0;
     char *local = NULL;
@@ -207,7 +207,7 @@ static int shm_possible(const xchg_comm_state *cs)
 static int fits(const xchg_shm_window *w, size_t half, const xchg_comm_state *cs)
 {
     return half <= cs->settings.max_temp_bytes / 2 &&
-           stride_for(w->P, half) <= cs->settings.max_temp_bytes / (size_t)w->P;
+           stride_for(w->entries, half) <= cs->settings.max_temp_bytes / (size_t)w->P;
 }
 
 /* Cached where this rank had no memory for the state: unusable, as every
@@ -225,6 +225,7 @@ int xchg_shm_window_of(xchg_comm_state *cs, xchg_shm_window **out)
         use->node = MPI_COMM_NULL;
         use->win = MPI_WIN_NULL;
         use->P = cs->size;
+        use->entries = (size_t)cs->size;
         /* a rank without memory still takes part, so that all agree */
         if (shm_possible(cs) && node_make(cs, use, w == NULL))
             use->usable = window_make(use, (size_t)cs->settings.shm_bytes,
@@ -277,4 +278,101 @@ void xchg_shm_wait(xchg_shm_window *w, int r, uint64_t e)
             MPI_Win_sync(w->win); /* the unified model: see the peer's store */
     }
     MPI_Win_sync(w->win);
+}
+
+/* ---- node windows: one per node of the layout, for node-aware algorithms ---- */
+
+/* Whether node windows may be made on cs: more than one rank and a window
+ * size. Emulated nodes are fine (their ranks share the real node's memory;
+ * MPI says where they do not), and so is the SMPI build (xchg_shm_sync is
+ * a node barrier there). */
+static int node_window_possible(const xchg_comm_state *cs)
+{
+    return cs->pcomm != MPI_COMM_NULL && cs->size > 1 && cs->settings.shm_bytes > 0;
+}
+
+/* Makes the window on every node (collective over pcomm): the window on
+ * the layout's node communicator, then one agreement over pcomm of
+ * whether every node has one. */
+static int node_window_make(xchg_comm_state *cs, xchg_shm_window *w, MPI_Comm node,
+                            size_t half, int no_memory)
+{
+    int ok = !no_memory && node != MPI_COMM_NULL;
+    if (node != MPI_COMM_NULL) {
+        w->node = node; /* the layout's: not freed here */
+        MPI_Comm_size(node, &w->P);
+        MPI_Comm_rank(node, &w->rank);
+    }
+    /* a node where one rank cannot take part makes no window: agree first */
+    int made = !any_failed(cs->pcomm, !ok) && window_make(w, half, cs->settings.max_temp_bytes);
+    if (any_failed(cs->pcomm, !made)) {
+        if (made)
+            window_release(w);
+        return 0;
+    }
+    return 1;
+}
+
+int xchg_node_window_of(xchg_comm_state *cs, MPI_Comm node, size_t table_bytes,
+                        size_t grow_to, xchg_shm_window **out)
+{
+    xchg_shm_window *w = cs->ext[XCHG_EXT_NODE_WINDOW];
+    *out = NULL;
+    if (!w) {
+        xchg_shm_window spare;
+        w = calloc(1, sizeof *w);
+        xchg_shm_window *use = w ? w : memset(&spare, 0, sizeof spare);
+        use->node = MPI_COMM_NULL;
+        use->win = MPI_WIN_NULL;
+        use->entries = (table_bytes + sizeof(xchg_shm_entry) - 1) / sizeof(xchg_shm_entry);
+        size_t half = (size_t)cs->settings.shm_bytes;
+        if (grow_to > half)
+            half = grow_to;
+        /* a rank without memory still takes part, so that all agree */
+        if (node_window_possible(cs))
+            use->usable = node_window_make(cs, use, node, half, w == NULL);
+        cs->ext[XCHG_EXT_NODE_WINDOW] = w ? w : &unusable;
+        cs->ext_free[XCHG_EXT_NODE_WINDOW] = w ? shm_free : NULL;
+        if (!w)
+            return MPI_SUCCESS;
+    } else if (w->usable && grow_to > w->half && !(w->refused && grow_to >= w->refused)) {
+        /* every rank passes the same grow_to: the same decision everywhere;
+         * nodes differ in size: grow only where every node fits (agreed) */
+        if (any_failed(cs->pcomm, !fits(w, grow_to, cs))) {
+            w->refused = grow_to;
+        } else {
+            window_release(w);
+            int made = window_make(w, grow_to, cs->settings.max_temp_bytes);
+            w->usable = !any_failed(cs->pcomm, !made);
+            if (!w->usable && made)
+                window_release(w);
+        }
+    }
+    if (w->usable && w->half >= grow_to)
+        *out = w;
+    return MPI_SUCCESS;
+}
+
+int xchg_node_window_ready(const xchg_comm_state *cs, size_t grow_to)
+{
+    const xchg_shm_window *w = cs->ext[XCHG_EXT_NODE_WINDOW];
+    return w && !(w->usable && grow_to > w->half && !(w->refused && grow_to >= w->refused));
+}
+
+int xchg_node_window_usable(const xchg_comm_state *cs)
+{
+    const xchg_shm_window *w = cs->ext[XCHG_EXT_NODE_WINDOW];
+    return w ? w->usable : node_window_possible(cs);
+}
+
+void xchg_shm_sync(xchg_shm_window *w, uint64_t e)
+{
+#ifdef XCHG_SMPI
+    (void)e;
+    MPI_Barrier(w->node);
+#else
+    xchg_shm_publish(w, e);
+    for (int i = 1; i < w->P; i++)
+        xchg_shm_wait(w, (w->rank + i) % w->P, e);
+#endif
 }

@@ -1,6 +1,8 @@
 /*
- * shm_window.h - src/node/: the node-shared window (MPI-3 shared memory)
- * for communicators whose ranks all share one node.
+ * shm_window.h - src/node/: node-shared windows (MPI-3 shared memory):
+ * one for a communicator whose ranks all share one node (shm), and the
+ * node windows, one per node of the node layout, for node-aware
+ * algorithms (node_pairs_shm). The same layout and flags serve both.
  *
  * One MPI_Win_allocate_shared segment per node: the node's rank 0
  * allocates every rank's region, the others 0 bytes, and every rank finds
@@ -16,7 +18,7 @@
  * no emulated nodes (XCHG_RANKS_PER_NODE below P), not the SMPI build, the
  * node's window within XCHG_MAX_TEMP_BYTES, and the window made on every
  * rank; otherwise every rank sees it unusable. A growth that would pass
- * XCHG_MAX_TEMP_BYTES keeps the window as it is.
+ * XCHG_MAX_TEMP_BYTES keeps the window as it is. Node windows: below.
  */
 #ifndef XCHG_NODE_SHM_WINDOW_H
 #define XCHG_NODE_SHM_WINDOW_H
@@ -39,14 +41,17 @@ typedef struct xchg_shm_entry {
 
 typedef struct xchg_shm_window {
     int usable;      /* agreed: 0 means every rank runs another exchange */
-    MPI_Comm node;   /* the shared-memory communicator: pcomm, every rank on one node */
+    MPI_Comm node;   /* the shared-memory communicator: pcomm (every rank on one
+                      * node) or, for a node window, the layout's node (not owned) */
     MPI_Win win;
     char *base;      /* the node's segment (rank 0's) */
-    int P, rank;
+    int P, rank;     /* the window's ranks (node's members), this rank's place */
+    size_t entries;  /* table entries per half (one per rank of pcomm) */
     size_t half;     /* data bytes per half */
     size_t half_stride, stride; /* bytes per half (header, table, data), per rank */
     uint64_t epoch;  /* the last epoch published (0: none since made) */
     uint64_t grow_to; /* agreed: data bytes the next call grows to (0: none) */
+    size_t refused;  /* node windows: the smallest growth refused (0: none), not retried */
     struct xchg_shm_window *next_live; /* the windows not yet freed (shm_window.c) */
 } xchg_shm_window;
 
@@ -78,8 +83,31 @@ static inline xchg_shm_entry *xchg_shm_table(char *half)
 }
 static inline char *xchg_shm_data(const xchg_shm_window *w, char *half)
 {
-    return half + sizeof(xchg_shm_header) + sizeof(xchg_shm_entry) * (size_t)w->P;
+    return half + sizeof(xchg_shm_header) + sizeof(xchg_shm_entry) * w->entries;
 }
+
+/* The node window of cs: one region per member of this rank's node in the
+ * node layout (node: the layout's communicator of it), each half's table
+ * area table_bytes (the algorithm's own layout; the same on every rank);
+ * made on first need (collective over cs->pcomm,
+ * outside a coroutine), cached in cs->ext[XCHG_EXT_NODE_WINDOW] and grown
+ * to grow_to data bytes per half when that is larger (every rank must
+ * pass the same grow_to: the callers agree it; a growth past
+ * XCHG_MAX_TEMP_BYTES on any node keeps the window, and is not retried).
+ * Usable only where every node made its window (agreed over pcomm); under
+ * SMPI too, where xchg_shm_sync is a node barrier. *out is NULL when it
+ * cannot be used or is smaller than grow_to. */
+int xchg_node_window_of(xchg_comm_state *cs, MPI_Comm node, size_t table_bytes,
+                        size_t grow_to, xchg_shm_window **out);
+/* Whether xchg_node_window_of needs no communication now for grow_to. */
+int xchg_node_window_ready(const xchg_comm_state *cs, size_t grow_to);
+/* Whether a node window may be used on cs (before one was tried: the
+ * settings; after: whether it was made, agreed). */
+int xchg_node_window_usable(const xchg_comm_state *cs);
+/* Every member of the window's node has published epoch e (this rank
+ * first): flags in memory, or under SMPI (where a spin on memory neither
+ * advances simulated time nor lets another rank run) a node barrier. */
+void xchg_shm_sync(xchg_shm_window *w, uint64_t e);
 
 /* Publishes this rank's epoch e (its half written): a memory sync of the
  * window, then a release store of the flag. */

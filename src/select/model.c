@@ -414,6 +414,43 @@ double xchg_model_node_pairs(const xchg_model_params *m, const xchg_pattern_stat
            copies(m, snd + rcv, 2.0 * (P - 1.0) * nonempty_share(s));
 }
 
+double xchg_model_node_pairs_shm(const xchg_model_params *m, const xchg_pattern_stats *s)
+{
+    model_terms k;
+    terms_of(m, s, &k);
+    const double P = k.P, o = k.o, L = k.node, off = k.off, mean = k.mean;
+    /* node_pairs' messages between nodes with the node's steps through
+     * its window (node_pairs_shm.c): each member writes its blocks
+     * (runs: about one copy per node) and its table (4 bytes a rank), a node
+     * synchronisation, each relay gathers its lanes' blocks out of the
+     * window into its ns messages and receives ns, a second
+     * synchronisation, and each member copies its blocks out (one run per
+     * node). A synchronisation is priced as a node barrier (dissemination,
+     * log2 L rounds inside the node: what the simulated build does; flags
+     * in memory cost less). Memory: every member's two halves hold its
+     * table, its blocks and its slots; past XCHG_MAX_TEMP_BYTES for the
+     * node the window is not made (node_pairs runs instead). One node, or
+     * one rank per node: not this algorithm's case. */
+    const double N = ceil(P / L);
+    if (L <= 1.0 || N <= 1.0)
+        return INFINITY;
+    const double snd = (double)s->max_send_bytes, rcv = (double)s->max_recv_bytes;
+    if (m->temp_limit > 0 && 2.0 * L * (4.0 * P + snd + rcv) > m->temp_limit)
+        return INFINITY;
+    /* a relay's lanes: ns other nodes, or (more members than twice the
+     * other nodes) one lane of lanes, for L / lanes of a node's receivers */
+    const double lanes = N - 1.0 < L ? fmax(1.0, floor(L / (N - 1.0))) : 1.0;
+    const double ns = ceil((N - 1.0) / L), share = nonempty_share(s);
+    const double gathered = ns * L * ceil(L / lanes); /* blocks a relay gathers */
+    const double sync = ceil(log2(L)) * (m->alpha_intra + 2.0 * o);
+    const double hdr = (N - 1.0) * (2.0 + 2.0 * L) * 8.0; /* per-member totals and hashes */
+    const double write = copies(m, snd + 4.0 * P + 8.0 * N, N + 1.0);
+    const double gather = copies(m, gathered * mean / P, gathered * share);
+    const double pairs = alpha_at(m, s, P) + fmax(ns * 2.0 * o, (off + hdr) * m->beta + ns * o);
+    const double read = copies(m, rcv, N + L);
+    return 2.0 * sync + write + gather + pairs + read;
+}
+
 double xchg_model_multileader(const xchg_model_params *m, const xchg_pattern_stats *s)
 {
     model_terms k;

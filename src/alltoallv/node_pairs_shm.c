@@ -1,0 +1,787 @@
+/*
+ * node_pairs_shm.c - "node_pairs_shm": node_pairs' one message per node
+ * pair, with the steps inside a node through the node window
+ * (node/shm_window.h) instead of messages: seed 004's shared-memory
+ * exchange combined with aggregation across nodes, and Open MPI coll/han's
+ * alltoallv scheme (on-node peers' memory read directly, one message per
+ * host pair).
+ *
+ * Nodes and relays as node_pairs': on node a (L members, N nodes), node b
+ * at distance d = (b - a) mod N is served by the member at place
+ * (d - 1) mod L, and its partner is the member of b serving a. Where both
+ * nodes of a pair have at least 2(N-1) members, the pair has k = min of
+ * L_a / (N-1), L_b / (N-1) "lanes": lane i is relayed by the member at
+ * place (d - 1) + i (N - 1) and carries the blocks for the i-th k-th of
+ * the receiving node's members, so every member gathers about as many
+ * blocks. A call is one epoch e of the window; every member writes only
+ * its own region's half e % 2:
+ *  1. each member writes its header, the bytes it expects from each node
+ *     (N words), a table (where each node's blocks start, and each
+ *     block's size in 32 bits) and its blocks for every rank but itself,
+ *     node by node; then the node synchronises;
+ *  2. each relay posts the receive of each lane's message straight into
+ *     its region (one slot per lane, sized from the receivers' expected
+ *     bytes), then for each of its lanes gathers every node-mate's blocks
+ *     for the lane's receivers out of the window into one message
+ *     (receiver-major: each can read its blocks as one run) and sends
+ *     it; once all are in, the node synchronises again;
+ *  3. each member copies its blocks out: its node-mates' from their
+ *     regions, the other nodes' from the slots of the relays serving them.
+ * Two synchronisations and no message inside a node; messages per rank:
+ * about (N-1)/L each way, against P-1 for linear and node_pairs' 2(L-1)
+ * more. Copies per block: into the window, into the message, out of the
+ * window (runs of contiguous blocks are one copy). The two halves
+ * alternate, so no third synchronisation: a member writes half e % 2 only
+ * after every node-mate published e - 1, hence finished reading e - 2.
+ *
+ * A message is a header, then its data: word 0 the sending node's agreed
+ * flag (argument errors, xchg_agree_flag, merged by maximum), word 1 the
+ * sending node's need (window bytes a member lacked, 0 when all fit), then
+ * for each member of the receiving node its total bytes and a hash of its
+ * blocks' sizes; the data only when both flags are 0. So a relay that
+ * cannot hold a message knows its flags are 0 and drains it. Each relay
+ * publishes the largest flags it received; after step 2 every rank knows
+ * every node's (its node's relays together serve every other node), so:
+ *  - an argument error anywhere: every rank returns the agreed class;
+ *  - a window too small on any node: every rank runs node_pairs for this
+ *    call, and the next call first grows every node's window to the
+ *    largest need (collective; where that passes XCHG_MAX_TEMP_BYTES the
+ *    window stays and such calls run node_pairs);
+ *  - otherwise each rank copies its blocks out, checking each node's
+ *    total and hash against its recvcounts: a mismatch, or a message
+ *    larger than expected, is MPI_ERR_TRUNCATE on that rank (as MPI's own
+ *    receive would be; block sizes that differ but add up are caught by
+ *    the hash, which node_pairs would instead accept where smaller).
+ * Where the window cannot be used (refused by MPI on some node, XCHG_SHM_
+ * BYTES=0), or inside a coroutine before the window is ready, or under
+ * SMPI inside a coroutine (its synchronisation is a node barrier there),
+ * node_pairs runs instead, the same on every rank.
+ */
+#include "node/shm_window.h"
+#include "node_layout.h"
+#include "p2p_common.h"
+
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+int xchg_alltoallv_node_pairs(xchg_call *c);
+int xchg_node_pairs_shm_prepare(xchg_comm_state *cs);
+int xchg_node_pairs_shm_ready(const xchg_comm_state *cs);
+int xchg_node_pairs_shm_usable(const xchg_comm_state *cs);
+
+enum { NPS_HDR = 2 }; /* message words before the per-member (total, hash) pairs */
+
+/* The half's header words this algorithm adds (xchg_shm_header.pad). */
+enum { PAD_OUT = 0, PAD_RX_ERR = 1, PAD_RX_NEED = 2 };
+
+/* A lane: one message each way between two relays, for node pair (a, b)
+ * and a share of each node's members as receivers. */
+typedef struct nps_lane {
+    int b, k, nk;   /* the other node, this lane's number, lanes of the pair */
+    int place;      /* the member of this node that relays it */
+} nps_lane;
+
+typedef struct nps_state {
+    const xchg_node_layout *nl; /* the communicator's (not owned) */
+    int N, a, la, L;            /* nodes, this node, place in it, its size */
+    int nlanes;                 /* lanes of this node, every pair's in turn */
+    nps_lane *lane;             /* nlanes, by distance to the other node, then number */
+    int ns;                     /* lanes this rank relays */
+    int *mine, *partner;        /* their indices in lane[], the relays at the other end */
+    int *read;                  /* N: the lane that brings this rank node b's blocks */
+    size_t *slot;               /* nlanes: each lane's slot in its relay's region (per call) */
+    uint64_t *acc;              /* L: each member's window need (per call) */
+    MPI_Request *req;           /* 2 ns: receives, then sends */
+    int hw;                     /* header words of the largest message */
+    int64_t *hout, *hin;        /* ns headers each: messages without data, out and in */
+    uint64_t need;              /* agreed: the largest window need seen (grow to it) */
+} nps_state;
+
+/* Lanes of node pair (a, b): as many relays per pair as both nodes have
+ * members for every other node, at least one. */
+static int lanes_of(const xchg_node_layout *n, int a, int b)
+{
+    int others = n->nnodes - 1;
+    int la = xchg_node_size(n, a) / others, lb = xchg_node_size(n, b) / others;
+    int k = la < lb ? la : lb;
+    return k > 1 ? k : 1;
+}
+
+/* Place on node a of the relay of lane k towards b: members dealt round
+ * the other nodes, then round again for the further lanes. */
+static int relay_place(const xchg_node_layout *n, int a, int b, int k)
+{
+    int N = n->nnodes, d = (b - a + N) % N;
+    return ((d - 1) + k * (N - 1)) % xchg_node_size(n, a);
+}
+
+/* Lane k of nk carries the blocks for node X's members [*lo, *hi). */
+static void chunk_of(const xchg_node_layout *n, int X, int k, int nk, int *lo, int *hi)
+{
+    int L = xchg_node_size(n, X);
+    *lo = (int)((long)k * L / nk);
+    *hi = (int)((long)(k + 1) * L / nk);
+}
+
+static void nps_free(void *p)
+{
+    nps_state *s = p;
+    if (s) {
+        free(s->lane);
+        free(s->mine);
+        free(s->slot);
+        free(s->acc);
+        free(s->req);
+        free(s->hout);
+    }
+    free(s);
+}
+
+static int nps_build(xchg_comm_state *cs, const xchg_node_layout *n, void **out)
+{
+    (void)cs;
+    nps_state *s = calloc(1, sizeof *s);
+    *out = s;
+    if (!s)
+        return xchg_error_code(MPI_ERR_NO_MEM, "node_pairs_shm: no memory for its tables");
+    s->nl = n;
+    s->N = n->nnodes, s->a = n->mynode, s->la = n->lrank, s->L = n->lsize;
+    int lmax = 1;
+    for (int b = 0; b < s->N; b++) {
+        if (xchg_node_size(n, b) > lmax)
+            lmax = xchg_node_size(n, b);
+        if (b != s->a)
+            s->nlanes += lanes_of(n, s->a, b);
+    }
+    s->lane = malloc(sizeof(nps_lane) * ((size_t)s->nlanes + 1));
+    s->slot = malloc(sizeof(size_t) * ((size_t)s->nlanes + 1));
+    s->acc = malloc(sizeof(uint64_t) * (size_t)s->L);
+    if (!s->lane || !s->slot || !s->acc)
+        return xchg_error_code(MPI_ERR_NO_MEM, "node_pairs_shm: no memory for its tables");
+    int e = 0;
+    for (int d = 1; d < s->N; d++) {
+        int b = (s->a + d) % s->N, nk = lanes_of(n, s->a, b);
+        for (int k = 0; k < nk; k++, e++) {
+            s->lane[e] = (nps_lane){b, k, nk, relay_place(n, s->a, b, k)};
+            s->ns += s->lane[e].place == s->la;
+        }
+    }
+    s->hw = NPS_HDR + 2 * lmax;
+    s->mine = malloc(sizeof(int) * (2 * (size_t)s->ns + (size_t)s->N + 1));
+    s->req = malloc(sizeof(MPI_Request) * (2 * (size_t)s->ns + 1));
+    s->hout = malloc(sizeof(int64_t) * 2 * (size_t)s->hw * ((size_t)s->ns + 1));
+    if (!s->mine || !s->req || !s->hout)
+        return xchg_error_code(MPI_ERR_NO_MEM, "node_pairs_shm: no memory for its tables");
+    s->partner = s->mine + s->ns;
+    s->read = s->partner + s->ns;
+    s->hin = s->hout + (size_t)s->hw * ((size_t)s->ns + 1);
+    int i = 0;
+    for (e = 0; e < s->nlanes; e++) {
+        const nps_lane *l = &s->lane[e];
+        int lo, hi;
+        if (l->place == s->la) {
+            s->mine[i] = e;
+            s->partner[i++] = xchg_node_member(n, l->b, relay_place(n, l->b, s->a, l->k));
+        }
+        chunk_of(n, s->a, l->k, l->nk, &lo, &hi);
+        if (lo <= s->la && s->la < hi)
+            s->read[l->b] = e;
+    }
+    s->read[s->a] = -1;
+    return MPI_SUCCESS;
+}
+/* The table area of a half: node offsets, then 32-bit block sizes. */
+static size_t table_bytes(const nps_state *s, int P)
+{
+    return sizeof(uint64_t) * (size_t)s->N + sizeof(uint32_t) * (size_t)P;
+}
+
+static const xchg_node_state_ops nps_ops = {XCHG_ALGO_NODE_PAIRS_SHM,
+                                            "node_pairs_shm: making the node tables",
+                                            nps_build, nps_free};
+
+/* The layout, the tables and the window, made now (collective). */
+int xchg_node_pairs_shm_prepare(xchg_comm_state *cs)
+{
+    void *state = NULL;
+    if (cs->size == 1)
+        return MPI_SUCCESS;
+    int rc = xchg_node_state_of(cs, &nps_ops, &state);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    nps_state *s = state;
+    xchg_shm_window *w;
+    return xchg_node_window_of(cs, s->nl->node, table_bytes(s, cs->size), s->need, &w);
+}
+
+int xchg_node_pairs_shm_ready(const xchg_comm_state *cs)
+{
+    if (cs->size == 1)
+        return 1;
+    const nps_state *s = cs->ext[xchg_algo_slot(XCHG_ALGO_NODE_PAIRS_SHM)];
+    return xchg_node_state_ready(cs, &nps_ops) && s &&
+           xchg_node_window_ready(cs, (size_t)s->need);
+}
+
+int xchg_node_pairs_shm_usable(const xchg_comm_state *cs)
+{
+    return xchg_node_window_usable(cs);
+}
+
+/* A hash of a sequence of block sizes (FNV-1a over their bytes). */
+static uint64_t hash_step(uint64_t h, int64_t v)
+{
+    for (int i = 0; i < 8; i++) {
+        h ^= (uint64_t)(v >> (8 * i)) & 0xff;
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+static const uint64_t hash_start = 1469598103934665603ull;
+
+/* One call. */
+typedef struct nps_run {
+    xchg_call *c;
+    nps_state *s;
+    xchg_shm_window *w;
+    uint64_t e;
+    char *msg;        /* outgoing messages, one after another */
+    size_t msg_b;
+    int myerr;        /* this rank's error before data moves (arguments, self copy, packing) */
+    int window_rx;    /* step 2: its receives land in the window */
+    int64_t myflag;   /* step 2: the flag this relay sends (its node's, or its own error) */
+    int64_t flag;     /* this node's agreed flag (after step 1) */
+    uint64_t need;    /* this node's largest need (after step 1), 0: all fit */
+} nps_run;
+
+static size_t round8(size_t b) { return (b + 7) & ~(size_t)7; }
+
+static char *half_of(const nps_run *x, int place)
+{
+    return xchg_shm_half(x->w, place, x->e);
+}
+static xchg_shm_header *hdr_of(const nps_run *x, int place)
+{
+    return (xchg_shm_header *)half_of(x, place);
+}
+static int64_t *expect_of(const nps_run *x, int place) /* N words: bytes from each node */
+{
+    return (int64_t *)xchg_shm_data(x->w, half_of(x, place));
+}
+static char *out_of(const nps_run *x, int place)
+{
+    return (char *)expect_of(x, place) + round8(sizeof(int64_t) * (size_t)x->s->N);
+}
+/* The table (the half's table area): where each node's blocks start in
+ * the member's out area (N words), then each block's bytes (P of 32 bits:
+ * a quarter of a table of (offset, bytes) words; larger blocks do not
+ * fit the window). */
+static uint64_t *node_off_of(const nps_run *x, int place)
+{
+    return (uint64_t *)xchg_shm_table(half_of(x, place));
+}
+static uint32_t *sizes_of(const nps_run *x, int place)
+{
+    return (uint32_t *)(node_off_of(x, place) + x->s->N);
+}
+/* Offset of member j's block for member q of node b in j's out area. */
+static uint64_t block_off(const nps_run *x, int j, int b, int q)
+{
+    const uint32_t *sz = sizes_of(x, j);
+    uint64_t o = node_off_of(x, j)[b];
+    for (int k = 0; k < q; k++)
+        o += sz[xchg_node_member(x->s->nl, b, k)];
+    return o;
+}
+/* Receivers of lane e on this node: members [*lo, *hi); returns how many. */
+static int my_chunk(const nps_run *x, int e, int *lo, int *hi)
+{
+    const nps_lane *l = &x->s->lane[e];
+    chunk_of(x->s->nl, x->s->a, l->k, l->nk, lo, hi);
+    return *hi - *lo;
+}
+/* Bytes of lane e's slot here: its status word, the header, the data
+ * expected (from the receivers' expected bytes, always written). */
+static size_t slot_bytes(const nps_run *x, int e)
+{
+    int lo, hi, cl = my_chunk(x, e, &lo, &hi);
+    int64_t t = 0;
+    for (int m = lo; m < hi; m++)
+        t += expect_of(x, m)[x->s->lane[e].b];
+    return sizeof(int64_t) * (size_t)(1 + NPS_HDR + 2 * cl) + round8((size_t)t);
+}
+static int64_t *slot_ptr(const nps_run *x, int e)
+{
+    return (int64_t *)(out_of(x, x->s->lane[e].place) + x->s->slot[e]);
+}
+/* After step 1 (every header is in): where each lane's slot lies in its
+ * relay's region, and the largest window need of any member (its table
+ * area, its blocks or what it declared it lacked, its slots). */
+static uint64_t plan_slots(nps_run *x)
+{
+    nps_state *s = x->s;
+    uint64_t most = 0;
+    for (int m = 0; m < s->L; m++) {
+        const xchg_shm_header *h = hdr_of(x, m);
+        s->acc[m] = h->status == XCHG_SHM_OVERFLOW ? h->need
+                    : round8(sizeof(int64_t) * (size_t)s->N) + round8((size_t)h->pad[PAD_OUT]);
+    }
+    for (int e = 0; e < s->nlanes; e++) {
+        int pl = s->lane[e].place;
+        /* offsets from the member's out area: its expected bytes come first */
+        s->slot[e] = (size_t)s->acc[pl] - round8(sizeof(int64_t) * (size_t)s->N);
+        s->acc[pl] += slot_bytes(x, e);
+    }
+    for (int m = 0; m < s->L; m++)
+        if (s->acc[m] > most)
+            most = s->acc[m];
+    return most;
+}
+
+/* Copies blocks of buf (type ti) for ranks r0..r1-1 in rank order, runs
+ * of contiguous ones as one copy, to out (pack) or from in (unpack). */
+static int copy_run(xchg_call *c, int pack, int r0, int r1, char *mem)
+{
+    const xchg_typeinfo *ti = pack ? &c->st : &c->rt;
+    const int *cnt = pack ? c->sendcounts : c->recvcounts;
+    const int *dsp = pack ? c->sdispls : c->rdispls;
+    int err = MPI_SUCCESS;
+    for (int r = r0; r < r1;) {
+        if (r == c->rank || cnt[r] <= 0) {
+            r++;
+            continue;
+        }
+        int q = r + 1;
+        int64_t run = (int64_t)cnt[r];
+        if (ti->contig)
+            while (q < r1 && q != c->rank && cnt[q] > 0 && (int64_t)dsp[q] == dsp[r] + run)
+                run += cnt[q++];
+        size_t bytes = (size_t)run * (size_t)ti->size;
+        if (ti->contig) {
+            char *buf = xchg_block_addr(pack ? (void *)(uintptr_t)c->sendbuf : c->recvbuf,
+                                        dsp[r], ti) + ti->true_lb;
+            xchg_charge_copy(bytes);
+            if (pack)
+                memcpy(mem, buf, bytes);
+            else
+                memcpy(buf, mem, bytes);
+        } else {
+            int e = pack ? xchg_pack_block(c->sendbuf, dsp[r], cnt[r], ti, mem)
+                         : xchg_unpack_block(mem, c->recvbuf, dsp[r], cnt[r], ti);
+            if (err == MPI_SUCCESS)
+                err = e;
+        }
+        mem += bytes;
+        r = q;
+    }
+    return err;
+}
+
+/* Step 1 on this rank: header, expected bytes, blocks and table. */
+static void step_write(nps_run *x)
+{
+    xchg_call *c = x->c;
+    const nps_state *s = x->s;
+    const xchg_node_layout *n = s->nl;
+    xchg_shm_header *h = hdr_of(x, s->la);
+    uint64_t *node_off = node_off_of(x, s->la);
+    uint32_t *size = sizes_of(x, s->la);
+    int64_t *expect = expect_of(x, s->la);
+    const int64_t ssz = c->st.size, rsz = c->rt.size;
+    h->status = XCHG_SHM_OK, h->need = 0, h->err = 0, h->pad[PAD_OUT] = 0;
+    h->pad[PAD_RX_ERR] = h->pad[PAD_RX_NEED] = 0;
+    uint64_t out = 0, big = 0;
+    for (int b = 0; b < s->N; b++) {
+        int64_t t = 0;
+        for (int k = 0; k < xchg_node_size(n, b); k++) {
+            int r = xchg_node_member(n, b, k);
+            t += (int64_t)c->recvcounts[r] * rsz;
+            if (r != c->rank) {
+                uint64_t v = (uint64_t)c->sendcounts[r] * (uint64_t)ssz;
+                out += v;
+                big |= v > UINT32_MAX;
+            }
+        }
+        expect[b] = b == s->a ? 0 : t;
+    }
+    xchg_charge_copy(sizeof(int64_t) * (size_t)s->N);
+    int err = c->arg_err != MPI_SUCCESS ? c->arg_err : xchg_self_copy(c);
+    if (err == MPI_SUCCESS &&
+        (big || round8(sizeof(int64_t) * (size_t)s->N) + round8((size_t)out) > x->w->half)) {
+        h->status = XCHG_SHM_OVERFLOW;
+        h->need = round8(sizeof(int64_t) * (size_t)s->N) + round8((size_t)out);
+        return;
+    }
+    char *data = out_of(x, s->la);
+    uint64_t off = 0;
+    for (int b = 0; b < s->N; b++) {
+        /* a node's members are consecutive positions; by rank within it */
+        node_off[b] = off;
+        for (int k = 0; k < xchg_node_size(n, b); k++) {
+            int r = xchg_node_member(n, b, k);
+            size[r] = r == c->rank ? 0 : (uint32_t)((uint64_t)c->sendcounts[r] * (uint64_t)ssz);
+            off += size[r];
+        }
+    }
+    xchg_charge_copy(sizeof(uint64_t) * (size_t)s->N + sizeof(uint32_t) * (size_t)c->size);
+    /* the blocks: runs of consecutive ranks within each node */
+    for (int b = 0; b < s->N && err == MPI_SUCCESS; b++) {
+        int k0 = 0, L = xchg_node_size(n, b);
+        uint64_t o = node_off[b];
+        while (k0 < L && err == MPI_SUCCESS) {
+            int r0 = xchg_node_member(n, b, k0), k1 = k0 + 1;
+            while (k1 < L && xchg_node_member(n, b, k1) == r0 + (k1 - k0))
+                k1++;
+            err = copy_run(c, 1, r0, r0 + (k1 - k0), data + o);
+            for (int k = k0; k < k1; k++)
+                o += size[xchg_node_member(n, b, k)];
+            k0 = k1;
+        }
+    }
+    h->pad[PAD_OUT] = out;
+    x->myerr = err;
+    if (err != MPI_SUCCESS) {
+        h->status = XCHG_SHM_ARG_ERROR;
+        h->err = xchg_agree_flag(c->rank, c->size, err);
+    }
+}
+
+/* After step 1's synchronisation: this node's flag, and its need (the
+ * largest member's, when any member's exceeds the half; else 0). */
+static void node_flags(nps_run *x)
+{
+    uint64_t most = 0;
+    x->flag = 0, x->need = 0;
+    for (int k = 0; k < x->s->L; k++) {
+        const xchg_shm_header *h = hdr_of(x, k);
+        if (h->status == XCHG_SHM_ARG_ERROR && h->err > x->flag)
+            x->flag = h->err;
+    }
+    if (x->flag)
+        return; /* no data moves: the need does not matter */
+    most = plan_slots(x);
+    if (most > x->w->half)
+        x->need = most;
+}
+
+/* Receivers of this rank's i-th lane on the other node: [*lo, *hi). */
+static int their_chunk(const nps_run *x, int i, int *lo, int *hi)
+{
+    const nps_lane *l = &x->s->lane[x->s->mine[i]];
+    chunk_of(x->s->nl, l->b, l->k, l->nk, lo, hi);
+    return *hi - *lo;
+}
+
+/* The message of this rank's i-th lane: header, then (with data) every
+ * node-mate's blocks for each of the lane's receivers in turn. Returns
+ * its bytes. */
+static size_t message_for(nps_run *x, int i, int64_t *m, int data, int64_t flag)
+{
+    const nps_state *s = x->s;
+    const xchg_node_layout *n = s->nl;
+    const int b = s->lane[s->mine[i]].b;
+    int lo, hi, cl = their_chunk(x, i, &lo, &hi);
+    m[0] = flag, m[1] = (int64_t)x->need;
+    if (!data) {
+        memset(m + NPS_HDR, 0, sizeof(int64_t) * 2 * (size_t)cl);
+        return sizeof(int64_t) * (size_t)(NPS_HDR + 2 * cl);
+    }
+    char *p = (char *)(m + NPS_HDR + 2 * cl);
+    size_t copies = 0, bytes = 0;
+    uint64_t *cur = s->acc; /* each node-mate's next block for b (free after plan_slots) */
+    for (int j = 0; j < s->L; j++)
+        cur[j] = block_off(x, j, b, lo);
+    for (int q = lo; q < hi; q++) {
+        int d = xchg_node_member(n, b, q);
+        uint64_t hsh = hash_start;
+        int64_t t = 0;
+        for (int j = 0; j < s->L; j++) {
+            uint64_t len = sizes_of(x, j)[d];
+            hsh = hash_step(hsh, (int64_t)len);
+            if (len) {
+                memcpy(p, out_of(x, j) + cur[j], len);
+                p += len, copies++, bytes += len;
+                cur[j] += len;
+            }
+            t += (int64_t)len;
+        }
+        m[NPS_HDR + 2 * (q - lo)] = t;
+        m[NPS_HDR + 2 * (q - lo) + 1] = (int64_t)hsh;
+    }
+    xchg_charge_copies(copies, bytes);
+    return sizeof(int64_t) * (size_t)(NPS_HDR + 2 * cl) + bytes;
+}
+
+/* Bytes of the message of this rank's i-th lane at most (no flag). */
+static size_t message_room(const nps_run *x, int i)
+{
+    const nps_state *s = x->s;
+    const int b = s->lane[s->mine[i]].b;
+    int lo, hi, cl = their_chunk(x, i, &lo, &hi);
+    size_t t = sizeof(int64_t) * (size_t)(NPS_HDR + 2 * cl);
+    for (int q = lo; q < hi; q++)
+        for (int j = 0; j < s->L; j++)
+            t += sizes_of(x, j)[xchg_node_member(s->nl, b, q)];
+    return round8(t);
+}
+
+/* Step 2, first: whether the receives land in the window (this node has
+ * no flag and its window suffices, and no message passes the int range:
+ * else this relay's error, sent as a flag, as node_pairs loses such a
+ * message), and those receives posted. */
+static int relay_post(nps_run *x, int tag)
+{
+    xchg_call *c = x->c;
+    nps_state *s = x->s;
+    int err = MPI_SUCCESS;
+    x->window_rx = !x->flag && !x->need;
+    for (int i = 0; x->window_rx && i < s->ns; i++)
+        if (slot_bytes(x, s->mine[i]) > INT_MAX || message_room(x, i) > INT_MAX) {
+            x->myerr = xchg_error_code(MPI_ERR_COUNT, "node_pairs_shm: a message between "
+                                       "nodes %d and %d exceeds the int range", s->a,
+                                       s->lane[s->mine[i]].b);
+            x->myflag = xchg_agree_flag(c->rank, c->size, x->myerr);
+            x->window_rx = 0;
+        }
+    for (int i = 0; x->window_rx && i < s->ns && err == MPI_SUCCESS; i++) {
+        int64_t *slot = slot_ptr(x, s->mine[i]);
+        size_t room = slot_bytes(x, s->mine[i]) - sizeof(int64_t);
+        slot[0] = MPI_SUCCESS;
+        err = MPI_Irecv(slot + 1, (int)room, MPI_BYTE, s->partner[i], tag, c->comm,
+                        &s->req[i]);
+    }
+    return err;
+}
+
+/* Step 2, then: the messages out, with data where the receives land in the
+ * window and this relay has memory for them (one buffer for all), else
+ * headers only with the flag, so that the other end learns it. */
+static int relay_send(nps_run *x, int tag)
+{
+    xchg_call *c = x->c;
+    nps_state *s = x->s;
+    int err = MPI_SUCCESS, data = x->window_rx;
+    if (data) {
+        size_t total = 0;
+        for (int i = 0; i < s->ns; i++)
+            total += message_room(x, i);
+        int aerr = MPI_SUCCESS;
+        x->msg_b = total;
+        x->msg = xchg_temp_alloc(c, total, "node_pairs_shm: messages", &aerr);
+        if (!x->msg) {
+            data = 0;
+            x->myerr = aerr; /* the flag names this rank: its own error */
+            x->myflag = xchg_agree_flag(c->rank, c->size, aerr);
+        }
+    }
+    char *p = x->msg;
+    for (int i = 0; i < s->ns && err == MPI_SUCCESS; i++) {
+        int64_t *m = data ? (int64_t *)p : s->hout + (size_t)s->hw * (size_t)i;
+        size_t b = message_for(x, i, m, data, x->myflag);
+        err = MPI_Isend(m, (int)b, MPI_BYTE, s->partner[i], tag, c->comm, &s->req[s->ns + i]);
+        if (data)
+            p += round8(b);
+    }
+    return err;
+}
+
+/* Header bytes of this rank's i-th lane's messages in. */
+static int header_in(const nps_run *x, int i)
+{
+    int lo, hi;
+    return (int)(sizeof(int64_t) * (size_t)(NPS_HDR + 2 * my_chunk(x, x->s->mine[i], &lo, &hi)));
+}
+
+/* Step 2 where the receives cannot land in the window: each message probed,
+ * a header kept, a message with data (whose flags are 0) drained. */
+static int relay_drain(nps_run *x, int tag)
+{
+    xchg_call *c = x->c;
+    nps_state *s = x->s;
+    int err = MPI_SUCCESS;
+    for (int i = 0; i < s->ns && err == MPI_SUCCESS; i++) {
+        MPI_Status st;
+        int cnt = 0, hb = header_in(x, i);
+        int64_t *h = s->hin + (size_t)s->hw * (size_t)i;
+        h[0] = h[1] = 0;
+        err = xchg_mpi_probe(s->partner[i], tag, c->comm, &st);
+        if (err == MPI_SUCCESS)
+            err = MPI_Get_count(&st, MPI_BYTE, &cnt);
+        if (err == MPI_SUCCESS) /* truncated on purpose where it carries data */
+            xchg_mpi_recv(h, cnt <= hb ? cnt : 0, MPI_BYTE, s->partner[i], tag, c->comm,
+                          MPI_STATUS_IGNORE);
+        if (cnt > hb)
+            h[0] = h[1] = 0;
+    }
+    return err;
+}
+
+/* Step 2 on a relay: receives, messages out, then the largest flags it
+ * received (and its own), for its node-mates. A receive into the window
+ * that failed (a message larger than its slot: a data message, so its
+ * flags are 0) marks its slot. */
+static int step_relay(nps_run *x)
+{
+    nps_state *s = x->s;
+    const int tag = xchg_algo_tag(XCHG_ALGO_NODE_PAIRS_SHM), ns = s->ns;
+    int64_t rx_err = x->myflag = x->flag;
+    uint64_t rx_need = 0;
+    if (!ns)
+        return MPI_SUCCESS;
+    for (int i = 0; i < 2 * ns; i++)
+        s->req[i] = MPI_REQUEST_NULL;
+    int err = relay_post(x, tag);
+    if (err == MPI_SUCCESS)
+        err = relay_send(x, tag);
+    if (err == MPI_SUCCESS && !x->window_rx)
+        err = relay_drain(x, tag);
+    if (err != MPI_SUCCESS)
+        return err; /* MPI itself failed: it reports the same on the ranks concerned */
+    MPI_Status *st = malloc(sizeof(MPI_Status) * 2 * (size_t)ns);
+    int werr = xchg_mpi_waitall(2 * ns, s->req, st ? st : MPI_STATUSES_IGNORE);
+    for (int i = 0; i < ns; i++) {
+        const int64_t *h = s->hin + (size_t)s->hw * (size_t)i;
+        if (x->window_rx) {
+            int64_t *slot = slot_ptr(x, s->mine[i]);
+            int rc = werr == MPI_ERR_IN_STATUS && st ? st[i].MPI_ERROR : werr, cnt = 0;
+            if (rc == MPI_SUCCESS && st)
+                MPI_Get_count(&st[i], MPI_BYTE, &cnt);
+            if (rc == MPI_SUCCESS && st && cnt < header_in(x, i))
+                rc = MPI_ERR_TRUNCATE;
+            slot[0] = rc;
+            h = slot + 1;
+            if (rc != MPI_SUCCESS)
+                continue;
+        }
+        if (h[0] > rx_err)
+            rx_err = h[0];
+        if ((uint64_t)h[1] > rx_need)
+            rx_need = (uint64_t)h[1];
+    }
+    free(st);
+    if (werr != MPI_SUCCESS && werr != MPI_ERR_IN_STATUS)
+        err = werr;
+    xchg_shm_header *me = hdr_of(x, s->la);
+    me->pad[PAD_RX_ERR] = (uint64_t)(x->myflag > rx_err ? x->myflag : rx_err);
+    me->pad[PAD_RX_NEED] = rx_need;
+    return err;
+}
+
+/* Step 3: this rank's blocks out of the window. */
+static int step_read(nps_run *x)
+{
+    xchg_call *c = x->c;
+    const nps_state *s = x->s;
+    const xchg_node_layout *n = s->nl;
+    const int64_t rsz = c->rt.size;
+    int err = MPI_SUCCESS;
+    for (int j = 0; j < s->L; j++) { /* node-mates */
+        int r = xchg_node_member(n, s->a, j);
+        if (r == c->rank)
+            continue;
+        uint32_t len = sizes_of(x, j)[c->rank];
+        if (len)
+            err = xchg_unpack_checked(c, "node_pairs_shm", r,
+                                      out_of(x, j) + block_off(x, j, s->a, s->la), (int64_t)len,
+                                      err);
+    }
+    for (int b = 0; b < s->N; b++) { /* the other nodes, through their relays */
+        if (b == s->a)
+            continue;
+        int lo, hi, cl = my_chunk(x, s->read[b], &lo, &hi), me = s->la - lo;
+        const int64_t *slot = slot_ptr(x, s->read[b]);
+        const int64_t *m = slot + 1;
+        const int Lb = xchg_node_size(n, b);
+        int64_t want = 0, t = m[NPS_HDR + 2 * me];
+        uint64_t hsh = hash_start;
+        for (int k = 0; k < Lb; k++) {
+            int64_t v = (int64_t)c->recvcounts[xchg_node_member(n, b, k)] * rsz;
+            want += v;
+            hsh = hash_step(hsh, v);
+        }
+        if (slot[0] != MPI_SUCCESS || t != want || (uint64_t)m[NPS_HDR + 2 * me + 1] != hsh) {
+            if (err == MPI_SUCCESS)
+                err = xchg_error_code(MPI_ERR_TRUNCATE, "node_pairs_shm: the blocks node %d "
+                                      "sends rank %d (%lld bytes) do not match recvcounts "
+                                      "(%lld bytes, or block by block)", b, c->rank,
+                                      (long long)t, (long long)want);
+            continue;
+        }
+        const char *p = (const char *)(m + NPS_HDR + 2 * cl); /* entries: the lane's receivers */
+        for (int k = 0; k < me; k++)
+            p += m[NPS_HDR + 2 * k];
+        int k0 = 0;
+        while (k0 < Lb && err == MPI_SUCCESS) { /* runs of consecutive ranks */
+            int r0 = xchg_node_member(n, b, k0), k1 = k0 + 1;
+            while (k1 < Lb && xchg_node_member(n, b, k1) == r0 + (k1 - k0))
+                k1++;
+            int64_t run = 0;
+            for (int k = k0; k < k1; k++)
+                run += (int64_t)c->recvcounts[r0 + (k - k0)] * rsz;
+            err = copy_run(c, 0, r0, r0 + (k1 - k0), (char *)(uintptr_t)p);
+            p += run;
+            k0 = k1;
+        }
+    }
+    return err;
+}
+
+int xchg_alltoallv_node_pairs_shm(xchg_call *c)
+{
+    if (c->size == 1)
+        return c->arg_err != MPI_SUCCESS ? c->arg_err : xchg_self_copy(c);
+    void *state = NULL;
+    int rc = xchg_node_state_of(c->cs, &nps_ops, &state);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    nps_state *s = state;
+    xchg_shm_window *w = NULL;
+    int in_coro = xchg_coro_inside();
+#ifdef XCHG_SMPI
+    int sync_ok = !in_coro; /* a node barrier there: blocking only */
+#else
+    int sync_ok = 1;
+#endif
+    if (sync_ok && (!in_coro || xchg_node_window_ready(c->cs, (size_t)s->need))) {
+        rc = xchg_node_window_of(c->cs, s->nl->node, table_bytes(s, c->size), (size_t)s->need, &w);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    if (!w) {
+        c->ran_instead = XCHG_ALGO_NODE_PAIRS;
+        return xchg_alltoallv_node_pairs(c);
+    }
+    nps_run x;
+    memset(&x, 0, sizeof x);
+    x.c = c, x.s = s, x.w = w, x.e = w->epoch + 1;
+    step_write(&x);
+    xchg_shm_sync(w, 2 * x.e - 1);
+    node_flags(&x);
+    int err = step_relay(&x);
+    xchg_shm_sync(w, 2 * x.e);
+    /* every node's flags: this node's, and what its relays received */
+    int64_t flag = x.flag;
+    uint64_t need = x.need;
+    for (int k = 0; k < s->L; k++) {
+        const xchg_shm_header *h = hdr_of(&x, k);
+        if ((int64_t)h->pad[PAD_RX_ERR] > flag)
+            flag = (int64_t)h->pad[PAD_RX_ERR];
+        if (h->pad[PAD_RX_NEED] > need)
+            need = h->pad[PAD_RX_NEED];
+    }
+    w->epoch = x.e; /* calls on this window (the flags say 2 e) */
+    xchg_temp_free(c, x.msg, x.msg_b);
+    if (err != MPI_SUCCESS)
+        return err;
+    if (flag)
+        return xchg_agree_result(c->rank, c->size, x.myerr, flag, "node_pairs_shm");
+    if (need) { /* every rank saw it: node_pairs now, larger windows next call */
+        if (need > s->need)
+            s->need = need;
+        c->ran_instead = XCHG_ALGO_NODE_PAIRS;
+        return xchg_alltoallv_node_pairs(c);
+    }
+    return step_read(&x);
+}
