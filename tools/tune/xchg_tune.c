@@ -135,7 +135,8 @@ static void pattern_free(pattern *p)
     free(p->sb); free(p->rb); free(p->ref);
 }
 
-/* Median over iters of the slowest rank's time; <0 if the result is wrong. */
+/* Median over iters of the slowest rank's time; -1 if the result is wrong, -2 if
+ * another algorithm ran in its place. */
 static double time_algo(xchg_algo a, pattern *p, int iters)
 {
     memset(p->rb, 0, (size_t)p->rtot + 1);
@@ -157,6 +158,12 @@ static double time_algo(xchg_algo a, pattern *p, int iters)
     qsort(t, iters, sizeof(double), cmp_double);
     double med = t[iters / 2];
     free(t);
+    /* another algorithm ran in its place (shm without its window: linear;
+     * node_pairs_shm: node_pairs), the same on every rank: a rule naming
+     * it would not run it, and the one that ran is timed under its name */
+    xchg_stats s;
+    if (xchg_get_stats(MPI_COMM_WORLD, &s) == MPI_SUCCESS && s.algo != a)
+        return -2.0;
     return med;
 }
 
@@ -302,6 +309,12 @@ static xchg_algo fastest(pattern *p, long size, int iters, double *bt, double *v
         if (xchg_algo_is_baseline(al) && al != XCHG_ALGO_VENDOR)
             continue;
         double t = time_algo(al, p, iters);
+        if (t == -2.0) {
+            if (rank == 0)
+                fprintf(stderr, "xchg-tune: %s runs another algorithm here at %ld B: "
+                        "skipped\n", xchg_algo_name(al), size);
+            continue;
+        }
         if (t < 0) {
             if (rank == 0)
                 fprintf(stderr, "xchg-tune: %s gives a wrong result at %ld B: skipped\n",
