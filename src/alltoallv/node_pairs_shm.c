@@ -340,24 +340,33 @@ static uint64_t plan_slots(nps_run *x)
     return most;
 }
 
-/* Copies blocks of buf (type ti) for ranks r0..r1-1 in rank order, runs
- * of contiguous ones as one copy, to out (pack) or from in (unpack). */
-static int copy_run(xchg_call *c, int pack, int r0, int r1, char *mem)
+/* Copies the blocks for node b's members (pack: from sendbuf to mem) or
+ * from them (unpack: from mem to recvbuf), in place order, mem holding
+ * them one after another; this rank's own block is not there. Members of
+ * consecutive ranks whose blocks lie one after another in the buffer (a
+ * contiguous type) are one copy. */
+static int copy_node(xchg_call *c, int pack, const xchg_node_layout *n, int b, char *mem)
 {
     const xchg_typeinfo *ti = pack ? &c->st : &c->rt;
     const int *cnt = pack ? c->sendcounts : c->recvcounts;
     const int *dsp = pack ? c->sdispls : c->rdispls;
+    const int L = xchg_node_size(n, b);
     int err = MPI_SUCCESS;
-    for (int r = r0; r < r1;) {
+    for (int k = 0; k < L && err == MPI_SUCCESS;) {
+        int r = xchg_node_member(n, b, k);
         if (r == c->rank || cnt[r] <= 0) {
-            r++;
+            k++;
             continue;
         }
-        int q = r + 1;
+        int q = k + 1;
         int64_t run = (int64_t)cnt[r];
-        if (ti->contig)
-            while (q < r1 && q != c->rank && cnt[q] > 0 && (int64_t)dsp[q] == dsp[r] + run)
-                run += cnt[q++];
+        for (; ti->contig && q < L; q++) {
+            int rq = xchg_node_member(n, b, q);
+            if (rq != r + (q - k) || rq == c->rank || cnt[rq] <= 0 ||
+                (int64_t)dsp[rq] != dsp[r] + run)
+                break;
+            run += cnt[rq];
+        }
         size_t bytes = (size_t)run * (size_t)ti->size;
         if (ti->contig) {
             char *buf = xchg_block_addr(pack ? (void *)(uintptr_t)c->sendbuf : c->recvbuf,
@@ -368,13 +377,11 @@ static int copy_run(xchg_call *c, int pack, int r0, int r1, char *mem)
             else
                 memcpy(buf, mem, bytes);
         } else {
-            int e = pack ? xchg_pack_block(c->sendbuf, dsp[r], cnt[r], ti, mem)
-                         : xchg_unpack_block(mem, c->recvbuf, dsp[r], cnt[r], ti);
-            if (err == MPI_SUCCESS)
-                err = e;
+            err = pack ? xchg_pack_block(c->sendbuf, dsp[r], cnt[r], ti, mem)
+                       : xchg_unpack_block(mem, c->recvbuf, dsp[r], cnt[r], ti);
         }
         mem += bytes;
-        r = q;
+        k = q;
     }
     return err;
 }
@@ -426,20 +433,8 @@ static void step_write(nps_run *x)
         }
     }
     xchg_charge_copy(sizeof(uint64_t) * (size_t)s->N + sizeof(uint32_t) * (size_t)c->size);
-    /* the blocks: runs of consecutive ranks within each node */
-    for (int b = 0; b < s->N && err == MPI_SUCCESS; b++) {
-        int k0 = 0, L = xchg_node_size(n, b);
-        uint64_t o = node_off[b];
-        while (k0 < L && err == MPI_SUCCESS) {
-            int r0 = xchg_node_member(n, b, k0), k1 = k0 + 1;
-            while (k1 < L && xchg_node_member(n, b, k1) == r0 + (k1 - k0))
-                k1++;
-            err = copy_run(c, 1, r0, r0 + (k1 - k0), data + o);
-            for (int k = k0; k < k1; k++)
-                o += size[xchg_node_member(n, b, k)];
-            k0 = k1;
-        }
-    }
+    for (int b = 0; b < s->N && err == MPI_SUCCESS; b++) /* the blocks, node by node */
+        err = copy_node(c, 1, n, b, data + node_off[b]);
     h->pad[PAD_OUT] = out;
     x->myerr = err;
     if (err != MPI_SUCCESS) {
@@ -712,18 +707,8 @@ static int step_read(nps_run *x)
         const char *p = (const char *)(m + NPS_HDR + 2 * cl); /* entries: the lane's receivers */
         for (int k = 0; k < me; k++)
             p += m[NPS_HDR + 2 * k];
-        int k0 = 0;
-        while (k0 < Lb && err == MPI_SUCCESS) { /* runs of consecutive ranks */
-            int r0 = xchg_node_member(n, b, k0), k1 = k0 + 1;
-            while (k1 < Lb && xchg_node_member(n, b, k1) == r0 + (k1 - k0))
-                k1++;
-            int64_t run = 0;
-            for (int k = k0; k < k1; k++)
-                run += (int64_t)c->recvcounts[r0 + (k - k0)] * rsz;
-            err = copy_run(c, 0, r0, r0 + (k1 - k0), (char *)(uintptr_t)p);
-            p += run;
-            k0 = k1;
-        }
+        if (err == MPI_SUCCESS)
+            err = copy_node(c, 0, n, b, (char *)(uintptr_t)p);
     }
     return err;
 }

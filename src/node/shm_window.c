@@ -214,26 +214,43 @@ static int fits(const xchg_shm_window *w, size_t half, const xchg_comm_state *cs
  * rank agreed then. */
 static xchg_shm_window unusable;
 
+/* A new window state with `entries` table entries and no window yet: its
+ * own memory, or where there is none *spare, with which the rank still
+ * takes part in making the window, so that every rank agrees. */
+static xchg_shm_window *state_new(xchg_shm_window *spare, size_t entries)
+{
+    xchg_shm_window *w = calloc(1, sizeof *w);
+    if (!w)
+        w = memset(spare, 0, sizeof *spare);
+    w->node = MPI_COMM_NULL;
+    w->win = MPI_WIN_NULL;
+    w->entries = entries;
+    return w;
+}
+
+/* Caches a state from state_new in cs's slot (the spare as `unusable`);
+ * returns what the slot holds. */
+static xchg_shm_window *state_cache(xchg_comm_state *cs, int slot, xchg_shm_window *w,
+                                    const xchg_shm_window *spare)
+{
+    int own = w != spare;
+    cs->ext[slot] = own ? w : &unusable;
+    cs->ext_free[slot] = own ? shm_free : NULL;
+    return cs->ext[slot];
+}
+
 int xchg_shm_window_of(xchg_comm_state *cs, xchg_shm_window **out)
 {
     xchg_shm_window *w = cs->ext[XCHG_EXT_SHM];
     *out = NULL;
     if (!w) {
         xchg_shm_window spare;
-        w = calloc(1, sizeof *w);
-        xchg_shm_window *use = w ? w : memset(&spare, 0, sizeof spare);
-        use->node = MPI_COMM_NULL;
-        use->win = MPI_WIN_NULL;
+        xchg_shm_window *use = state_new(&spare, (size_t)cs->size);
         use->P = cs->size;
-        use->entries = (size_t)cs->size;
-        /* a rank without memory still takes part, so that all agree */
-        if (shm_possible(cs) && node_make(cs, use, w == NULL))
+        if (shm_possible(cs) && node_make(cs, use, use == &spare))
             use->usable = window_make(use, (size_t)cs->settings.shm_bytes,
                                       cs->settings.max_temp_bytes);
-        cs->ext[XCHG_EXT_SHM] = w ? w : &unusable;
-        cs->ext_free[XCHG_EXT_SHM] = w ? shm_free : NULL;
-        if (!w)
-            return MPI_SUCCESS;
+        w = state_cache(cs, XCHG_EXT_SHM, use, &spare);
     }
     if (w->usable && w->grow_to > w->half && !fits(w, w->grow_to, cs)) {
         w->grow_to = 0; /* keep this window: larger calls run linear */
@@ -313,6 +330,12 @@ static int node_window_make(xchg_comm_state *cs, xchg_shm_window *w, MPI_Comm no
     return 1;
 }
 
+/* Whether a node window must grow for grow_to now (not a size refused before). */
+static int node_growth_due(const xchg_shm_window *w, size_t grow_to)
+{
+    return w->usable && grow_to > w->half && !(w->refused && grow_to >= w->refused);
+}
+
 int xchg_node_window_of(xchg_comm_state *cs, MPI_Comm node, size_t table_bytes,
                         size_t grow_to, xchg_shm_window **out)
 {
@@ -320,22 +343,15 @@ int xchg_node_window_of(xchg_comm_state *cs, MPI_Comm node, size_t table_bytes,
     *out = NULL;
     if (!w) {
         xchg_shm_window spare;
-        w = calloc(1, sizeof *w);
-        xchg_shm_window *use = w ? w : memset(&spare, 0, sizeof spare);
-        use->node = MPI_COMM_NULL;
-        use->win = MPI_WIN_NULL;
-        use->entries = (table_bytes + sizeof(xchg_shm_entry) - 1) / sizeof(xchg_shm_entry);
+        xchg_shm_window *use = state_new(
+            &spare, (table_bytes + sizeof(xchg_shm_entry) - 1) / sizeof(xchg_shm_entry));
         size_t half = (size_t)cs->settings.shm_bytes;
         if (grow_to > half)
             half = grow_to;
-        /* a rank without memory still takes part, so that all agree */
         if (node_window_possible(cs))
-            use->usable = node_window_make(cs, use, node, half, w == NULL);
-        cs->ext[XCHG_EXT_NODE_WINDOW] = w ? w : &unusable;
-        cs->ext_free[XCHG_EXT_NODE_WINDOW] = w ? shm_free : NULL;
-        if (!w)
-            return MPI_SUCCESS;
-    } else if (w->usable && grow_to > w->half && !(w->refused && grow_to >= w->refused)) {
+            use->usable = node_window_make(cs, use, node, half, use == &spare);
+        w = state_cache(cs, XCHG_EXT_NODE_WINDOW, use, &spare);
+    } else if (node_growth_due(w, grow_to)) {
         /* every rank passes the same grow_to: the same decision everywhere;
          * nodes differ in size: grow only where every node fits (agreed) */
         if (any_failed(cs->pcomm, !fits(w, grow_to, cs))) {
@@ -356,7 +372,7 @@ int xchg_node_window_of(xchg_comm_state *cs, MPI_Comm node, size_t table_bytes,
 int xchg_node_window_ready(const xchg_comm_state *cs, size_t grow_to)
 {
     const xchg_shm_window *w = cs->ext[XCHG_EXT_NODE_WINDOW];
-    return w && !(w->usable && grow_to > w->half && !(w->refused && grow_to >= w->refused));
+    return w && !node_growth_due(w, grow_to);
 }
 
 int xchg_node_window_usable(const xchg_comm_state *cs)
