@@ -225,9 +225,10 @@ int xchg_node_pairs_shm_ready(const xchg_comm_state *cs)
            xchg_node_window_ready(cs, (size_t)s->need);
 }
 
+/* One rank copies its block without a window: usable as itself. */
 int xchg_node_pairs_shm_usable(const xchg_comm_state *cs)
 {
-    return xchg_node_window_usable(cs);
+    return cs->size == 1 || xchg_node_window_usable(cs);
 }
 
 /* A hash of a sequence of block sizes (FNV-1a over their bytes). */

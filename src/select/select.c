@@ -607,8 +607,8 @@ static xchg_algo runnable(const xchg_call *c, const select_state *st)
  * unusable (agreed) and runs linear instead (runnable()). */
 static int one_node_usable(const xchg_call *c, const long long *f)
 {
-    if (f[XCHG_AF_MAX_NODE] != c->size || c->cs->settings.ranks_per_node != 0)
-        return 0;
+    if (c->size < 2 || f[XCHG_AF_MAX_NODE] != c->size || c->cs->settings.ranks_per_node != 0)
+        return 0; /* one rank has no peers: linear, whatever is usable */
     for (int i = 0; i < xchg_registry_count(); i++) {
         const xchg_algo_info *info = xchg_registry_at(i);
         if (info->candidate && info->usable && info->usable(c->cs))
