@@ -96,13 +96,44 @@ def row(pattern, P, avg, i, it):
     return None
 
 
+# Recorded shapes (sim/study's application patterns): {name: rows of the
+# recorded matrix}, registered by register_recording.
+_recordings = {}
+
+
+def register_recording(name, spec):
+    """Makes pattern `name` the shape of a recording, spec PATH:N (the N-th
+    shape of an XCHG_RECORD file), replayed as xchg-bench does at another
+    P: rank i plays recorded rank floor(i P0 / P), block (i, j) is the
+    recorded block between their players."""
+    path, n = spec.rsplit(":", 1)
+    shapes, cur = [], None
+    with open(path) as fh:
+        for line in fh:
+            if line.startswith("#") or line.startswith("xchg-record"):
+                continue
+            if line.startswith("shape "):
+                cur = []
+                shapes.append(cur)
+            elif cur is not None and line.strip():
+                cur.append([int(x) for x in line.split()])
+    _recordings[name] = shapes[int(n) - 1]
+
+
+def recorded_row(name, P, i):
+    m = _recordings[name]
+    P0 = len(m)
+    r = m[i * P0 // P]
+    return [r[j * P0 // P] for j in range(P)]
+
+
 def node_bytes(pattern, P, rpn, avg, it):
     """The busiest node's off-node bytes at call it: max over nodes of
     max(leaving, entering); None for a pattern not computed here."""
     nodes = -(-P // rpn)
     out, inn = [0] * nodes, [0] * nodes
     for i in range(P):
-        r = row(pattern, P, avg, i, it)
+        r = recorded_row(pattern, P, i) if pattern in _recordings else row(pattern, P, avg, i, it)
         if r is None:
             return None
         ni = i // rpn
