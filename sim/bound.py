@@ -96,8 +96,10 @@ def row(pattern, P, avg, i, it):
     return None
 
 
-# Recorded shapes (sim/study's application patterns): {name: rows of the
-# recorded matrix}, registered by register_recording.
+# Recorded shapes (sim/study's application patterns): {name: (spec, rows
+# of the recorded matrix)}, registered by register_recording. A name plays
+# one recording per P, and bound_us's cache is keyed by P, so registering
+# another P's recording leaves cached bounds true.
 _recordings = {}
 
 
@@ -106,6 +108,8 @@ def register_recording(name, spec):
     shape of an XCHG_RECORD file), replayed as xchg-bench does at another
     P: rank i plays recorded rank floor(i P0 / P), block (i, j) is the
     recorded block between their players."""
+    if _recordings.get(name, (None,))[0] == spec:
+        return  # parsed already
     path, n = spec.rsplit(":", 1)
     shapes, cur = [], None
     with open(path) as fh:
@@ -117,11 +121,11 @@ def register_recording(name, spec):
                 shapes.append(cur)
             elif cur is not None and line.strip():
                 cur.append([int(x) for x in line.split()])
-    _recordings[name] = shapes[int(n) - 1]
+    _recordings[name] = (spec, shapes[int(n) - 1])
 
 
 def recorded_row(name, P, i):
-    m = _recordings[name]
+    m = _recordings[name][1]
     P0 = len(m)
     r = m[i * P0 // P]
     return [r[j * P0 // P] for j in range(P)]
