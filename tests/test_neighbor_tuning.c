@@ -12,7 +12,11 @@
  *   a table that rank 0 lacks     -> ignored on every rank: the choice
  *                                   without a table, the same everywhere
  *                                   (the others read the table that turns
- *                                   that choice to the other algorithm).
+ *                                   that choice to the other algorithm);
+ *   neighbor 1 P ALGO             -> ALGO, whatever the model says (the
+ *                                   rule over overhead 1e-3's choice);
+ *   a neighbor rule for another P -> the model's choice;
+ *   rules that differ by rank     -> ignored alike: the choice without.
  * Blocking calls and persistent requests (auto's second choice), each
  * result checked against the blocks computed from the graph (sender,
  * receiver and position: an independent reference).
@@ -154,9 +158,39 @@ int main(int argc, char **argv)
     setenv("XCHG_TUNING_FILE",
            rank == 0 ? lacks : none_p == XCHG_NEIGHBOR_DIRECT ? messages : bytes, 1);
     expect("a table rank 0 lacks", none_p, 1);
+
+    /* neighbor rules: the rule where it covers P, over the model */
+    char rule_loc[96], rule_dir[96], rule_other[96], text[160];
+    snprintf(rule_loc, sizeof rule_loc, "/tmp/xchg-test-nbr-table-%d-%d-rl", (int)getpid(), rank);
+    snprintf(rule_dir, sizeof rule_dir, "/tmp/xchg-test-nbr-table-%d-%d-rd", (int)getpid(), rank);
+    snprintf(rule_other, sizeof rule_other, "/tmp/xchg-test-nbr-table-%d-%d-ro", (int)getpid(),
+             rank);
+    snprintf(text, sizeof text, "overhead 1e-3\nneighbor 1 %d locality\n", P);
+    write_table(rule_loc, text);
+    snprintf(text, sizeof text, "overhead 1e-3\nneighbor 1 %d direct\n", P);
+    write_table(rule_dir, text);
+    snprintf(text, sizeof text, "overhead 1e-3\nneighbor %d %d direct\n", P + 1, P + 2);
+    write_table(rule_other, text);
+    if (has_locality) {
+        setenv("XCHG_TUNING_FILE", rule_loc, 1);
+        expect("neighbor rule: locality", XCHG_NEIGHBOR_LOCALITY, 0);
+        expect("neighbor rule: locality", XCHG_NEIGHBOR_LOCALITY, 1);
+    }
+    setenv("XCHG_TUNING_FILE", rule_dir, 1);
+    expect("neighbor rule: direct, over overhead 1e-3", XCHG_NEIGHBOR_DIRECT, 0);
+    expect("neighbor rule: direct, over overhead 1e-3", XCHG_NEIGHBOR_DIRECT, 1);
+    setenv("XCHG_TUNING_FILE", rule_other, 1);
+    expect("a neighbor rule for another P", loc, 0);
+    if (P > 1 && has_locality) {
+        setenv("XCHG_TUNING_FILE", rank == 0 ? rule_dir : rule_loc, 1);
+        expect("neighbor rules that differ by rank", none, 0);
+    }
     unsetenv("XCHG_TUNING_FILE");
     remove(messages);
     remove(bytes);
+    remove(rule_loc);
+    remove(rule_dir);
+    remove(rule_other);
 
     int tot[2] = {npass, nfail};
     MPI_Allreduce(MPI_IN_PLACE, tot + 1, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

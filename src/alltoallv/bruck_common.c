@@ -150,10 +150,10 @@ int xchg_padded_agree(xchg_call *c, size_t per_block, size_t extra, const char *
     uint64_t mine[3] = {local, UINT64_MAX - (uint64_t)avail,
                         (uint64_t)xchg_agree_flag(c->rank, c->size, c->arg_err)}, all[3];
     int err = MPI_SUCCESS;
-    if (c->padded_agreed && c->arg_err == MPI_SUCCESS) {
+    if (c->agreed && c->arg_err == MPI_SUCCESS) {
         /* auto's blocking agreement of this call carried both (select.c) */
-        all[0] = c->padded_max_block;
-        all[1] = UINT64_MAX - c->padded_budget;
+        all[0] = c->agreed->max_block;
+        all[1] = UINT64_MAX - c->agreed->min_budget;
     } else {
         err = xchg_mpi_allreduce(mine, all, 3, MPI_UINT64_T, MPI_MAX, c->comm);
         if (err == MPI_SUCCESS)

@@ -68,6 +68,66 @@ static void cancel_recv(MPI_Request *r)
     xchg_mpi_wait(r, MPI_STATUS_IGNORE);
 }
 
+/* Receives first, from every source that may send directly (room over T);
+ * then the large sends, in pairwise order, so they travel while the Bruck
+ * runs. direct[dst]: this rank sends dst's block directly; *ns: sends
+ * posted into sreq. */
+static int post_direct(xchg_call *c, size_t T, int tag, MPI_Request *rreq, MPI_Request *sreq,
+                       unsigned char *direct, int *ns)
+{
+    const int P = c->size, me = c->rank;
+    int mpierr = MPI_SUCCESS;
+    for (int j = 0; j < P; j++)
+        rreq[j] = MPI_REQUEST_NULL;
+    for (int i = 1; i < P && mpierr == MPI_SUCCESS; i++) {
+        int src = (me - i + P) % P;
+        if (xchg_bruck_recv_bytes(c, src) > T)
+            mpierr = MPI_Irecv(xchg_block_addr(c->recvbuf, c->rdispls[src], &c->rt),
+                               c->recvcounts[src], c->rt.type, src, tag, c->comm, &rreq[src]);
+    }
+    for (int i = 0; i < P; i++) {
+        int dst = (me + i) % P;
+        direct[dst] = xchg_bruck_send_bytes(c, dst) > T && mpierr == MPI_SUCCESS;
+        if (direct[dst] && i > 0)
+            mpierr = MPI_Isend(xchg_block_addr(c->sendbuf, c->sdispls[dst], &c->st),
+                               c->sendcounts[dst], c->st.type, dst, tag, c->comm, &sreq[(*ns)++]);
+    }
+    return mpierr;
+}
+
+/* Settles every source against its announcement (after the Bruck):
+ * cancels the receives nobody will match, drains a direct block that had
+ * no receive, and names a truncation or a type mismatch (the first). */
+static int settle(xchg_call *c, const int64_t *announced, MPI_Request *rreq, int tag)
+{
+    const int P = c->size, me = c->rank;
+    int err = MPI_SUCCESS;
+    static char sink[1];
+    for (int i = 1; i < P; i++) {
+        int src = (me - i + P) % P;
+        size_t b = announced[src] >= 0 ? (size_t)announced[src] : 0;
+        size_t cap = xchg_bruck_recv_bytes(c, src);
+        if (announced[src] < 0) {
+            cancel_recv(&rreq[src]); /* sent through the Bruck, or nothing */
+            continue;
+        }
+        if (rreq[src] == MPI_REQUEST_NULL) {
+            /* room up to T, yet sent directly: it cannot fit; drain it (a
+             * truncated zero-count receive, reported on our communicator) */
+            xchg_mpi_recv(sink, 0, MPI_BYTE, src, tag, c->comm, MPI_STATUS_IGNORE);
+        }
+        if (err == MPI_SUCCESS && b > cap)
+            err = xchg_error_code(MPI_ERR_TRUNCATE, "hybrid: rank %d receives %zu bytes from "
+                                  "rank %d but recvcounts[%d] holds only %zu",
+                                  me, b, src, src, cap);
+        else if (err == MPI_SUCCESS && c->rt.size > 0 && b % (size_t)c->rt.size != 0)
+            err = xchg_error_code(MPI_ERR_TYPE, "hybrid: rank %d receives %zu bytes from rank "
+                                  "%d, not a whole number of recvtype elements (%d bytes): "
+                                  "the type signatures do not match", me, b, src, c->rt.size);
+    }
+    return err;
+}
+
 int xchg_alltoallv_hybrid(xchg_call *c)
 {
     const int P = c->size, me = c->rank;
@@ -75,7 +135,7 @@ int xchg_alltoallv_hybrid(xchg_call *c)
     /* its runs on this communicator, kept in its slot: the tag parity */
     const unsigned long run = c->cs->ext_count[xchg_algo_slot(XCHG_ALGO_HYBRID)]++;
     const int tag = xchg_algo_tag(XCHG_ALGO_HYBRID) + (int)(run & 1);
-    int err = MPI_SUCCESS, mpierr = MPI_SUCCESS;
+    int err = MPI_SUCCESS;
     /* announced sizes, receive and send requests, then the direct flags */
     size_t bytes = (size_t)P * sizeof(int64_t) + 2 * (size_t)P * sizeof(MPI_Request) + (size_t)P;
     char *mem = xchg_p2p_alloc_small(c, bytes, "hybrid: tables", &err);
@@ -87,23 +147,7 @@ int xchg_alltoallv_hybrid(xchg_call *c)
     unsigned char *direct = (unsigned char *)(sreq + P);
     int ns = 0;
 
-    /* Receives first: every source that may send directly (room over T). */
-    for (int j = 0; j < P; j++)
-        rreq[j] = MPI_REQUEST_NULL;
-    for (int i = 1; i < P && mpierr == MPI_SUCCESS; i++) {
-        int src = (me - i + P) % P;
-        if (xchg_bruck_recv_bytes(c, src) > T)
-            mpierr = MPI_Irecv(xchg_block_addr(c->recvbuf, c->rdispls[src], &c->rt),
-                               c->recvcounts[src], c->rt.type, src, tag, c->comm, &rreq[src]);
-    }
-    /* Then the large sends, in pairwise order, so they travel meanwhile. */
-    for (int i = 0; i < P; i++) {
-        int dst = (me + i) % P;
-        direct[dst] = xchg_bruck_send_bytes(c, dst) > T && mpierr == MPI_SUCCESS;
-        if (direct[dst] && i > 0)
-            mpierr = MPI_Isend(xchg_block_addr(c->sendbuf, c->sdispls[dst], &c->st),
-                               c->sendcounts[dst], c->st.type, dst, tag, c->comm, &sreq[ns++]);
-    }
+    int mpierr = post_direct(c, T, tag, rreq, sreq, direct, &ns);
     if (mpierr != MPI_SUCCESS) {
         /* MPI itself failed: no announcements could be trusted */
         for (int j = 0; j < P; j++)
@@ -136,30 +180,9 @@ int xchg_alltoallv_hybrid(xchg_call *c)
         if (err == MPI_SUCCESS)
             err = e;
     }
-    /* Settle every source against its announcement. */
-    static char sink[1];
-    for (int i = 1; i < P; i++) {
-        int src = (me - i + P) % P;
-        size_t b = announced[src] >= 0 ? (size_t)announced[src] : 0;
-        size_t cap = xchg_bruck_recv_bytes(c, src);
-        if (announced[src] < 0) {
-            cancel_recv(&rreq[src]); /* sent through the Bruck, or nothing */
-            continue;
-        }
-        if (rreq[src] == MPI_REQUEST_NULL) {
-            /* room up to T, yet sent directly: it cannot fit; drain it (a
-             * truncated zero-count receive, reported on our communicator) */
-            xchg_mpi_recv(sink, 0, MPI_BYTE, src, tag, c->comm, MPI_STATUS_IGNORE);
-        }
-        if (err == MPI_SUCCESS && b > cap)
-            err = xchg_error_code(MPI_ERR_TRUNCATE, "hybrid: rank %d receives %zu bytes from "
-                                  "rank %d but recvcounts[%d] holds only %zu",
-                                  me, b, src, src, cap);
-        else if (err == MPI_SUCCESS && c->rt.size > 0 && b % (size_t)c->rt.size != 0)
-            err = xchg_error_code(MPI_ERR_TYPE, "hybrid: rank %d receives %zu bytes from rank "
-                                  "%d, not a whole number of recvtype elements (%d bytes): "
-                                  "the type signatures do not match", me, b, src, c->rt.size);
-    }
+    e = settle(c, announced, rreq, tag);
+    if (err == MPI_SUCCESS)
+        err = e;
     /* A truncated pre-posted receive fails in the wait (the announcement
      * already named it above); xchg_p2p_wait_posted keeps MPICH from
      * aborting there. */

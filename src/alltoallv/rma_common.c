@@ -71,14 +71,12 @@ static int make_window(xchg_call *c, xchg_rma *w, char *base, MPI_Aint wsize, in
                            window_advice());
 }
 
-int xchg_rma_setup(xchg_call *c, xchg_rma *w, int no_locks)
+/* The local part: block sizes, the offset tables and staging buffers
+ * (agreed: one rank short of memory fails every rank). */
+static int rma_buffers(xchg_call *c, xchg_rma *w)
 {
     const int P = c->size, me = c->rank;
-    memset(w, 0, sizeof *w);
-    w->win = MPI_WIN_NULL;
     int rc = MPI_SUCCESS;
-
-    /* local part: sizes, offsets, buffers */
     w->direct = c->rt.contig || c->rt.size == 0;
     size_t rtot = 0, stot = 0;
     for (int j = 0; j < P; j++) {
@@ -104,10 +102,15 @@ int xchg_rma_setup(xchg_call *c, xchg_rma *w, int no_locks)
         w->sstage_bytes = stot;
         w->sstage = xchg_temp_alloc(c, stot, "rma: send staging buffer", &rc);
     }
-    if ((rc = xchg_rma_agree(c, rc, "rma window setup")) != MPI_SUCCESS) {
-        release(c, w);
-        return rc;
-    }
+    return xchg_rma_agree(c, rc, "rma window setup");
+}
+
+/* Where each peer's block lands in its window, and the sizes both ways,
+ * exchanged and checked (agreed: a truncation fails every rank). The
+ * window is [*base, *base + *wsize). */
+static int rma_offsets(xchg_call *c, xchg_rma *w, char **base, MPI_Aint *wsize)
+{
+    const int P = c->size, me = c->rank;
     int64_t *recvinfo = w->meta;              /* 3 per peer, from the peer */
     int64_t *sendinfo = recvinfo + 3 * (size_t)P; /* 3 per peer, to the peer */
     w->roff = (MPI_Aint *)(sendinfo + 3 * (size_t)P);
@@ -120,11 +123,11 @@ int xchg_rma_setup(xchg_call *c, xchg_rma *w, int no_locks)
     /* MPICH 4.0.2 (ch4:ucx) puts relative to the window base rounded down to
      * 16 bytes: start the window on an aligned address below the data (same
      * page, so valid memory) and shift the displacements by the padding. */
-    char *base = w->direct ? (char *)c->recvbuf + lo : w->rstage;
-    MPI_Aint wsize = (MPI_Aint)(w->direct ? span : w->rstage_bytes);
-    int64_t pad = wsize ? (int64_t)((uintptr_t)base % 64) : 0;
-    base -= pad;
-    wsize += (MPI_Aint)pad;
+    *base = w->direct ? (char *)c->recvbuf + lo : w->rstage;
+    *wsize = (MPI_Aint)(w->direct ? span : w->rstage_bytes);
+    int64_t pad = *wsize ? (int64_t)((uintptr_t)*base % 64) : 0;
+    *base -= pad;
+    *wsize += (MPI_Aint)pad;
     MPI_Aint r = 0, s = 0;
     for (int j = 0; j < P; j++) {
         int64_t rb = j == me ? 0 : (int64_t)c->recvcounts[j] * c->rt.size;
@@ -141,11 +144,9 @@ int xchg_rma_setup(xchg_call *c, xchg_rma *w, int no_locks)
         sendinfo[3 * j + 1] = rb;
         sendinfo[3 * j + 2] = sb;
     }
-    rc = xchg_mpi_alltoall(sendinfo, 3, MPI_INT64_T, recvinfo, 3, MPI_INT64_T, c->comm);
-    if (rc != MPI_SUCCESS) {
-        release(c, w);
+    int rc = xchg_mpi_alltoall(sendinfo, 3, MPI_INT64_T, recvinfo, 3, MPI_INT64_T, c->comm);
+    if (rc != MPI_SUCCESS)
         return rc;
-    }
     /* sendinfo has gone out: its space holds the per-peer tables */
     w->tdisp = sendinfo;
     w->sbytes = sendinfo + P;
@@ -160,15 +161,25 @@ int xchg_rma_setup(xchg_call *c, xchg_rma *w, int no_locks)
         w->sbytes[j] = mine;
         w->rbytes[j] = recvinfo[3 * j + 2];
     }
-    if ((rc = xchg_rma_agree(c, rc, "rma size check")) != MPI_SUCCESS) {
-        release(c, w);
-        return rc;
-    }
+    return xchg_rma_agree(c, rc, "rma size check");
+}
+
+int xchg_rma_setup(xchg_call *c, xchg_rma *w, int no_locks)
+{
+    memset(w, 0, sizeof *w);
+    w->win = MPI_WIN_NULL;
+    char *base = NULL;
+    MPI_Aint wsize = 0;
+    int rc = rma_buffers(c, w);
+    if (rc == MPI_SUCCESS)
+        rc = rma_offsets(c, w, &base, &wsize);
     /* Refused alike on every rank where no one-sided component takes this
      * thread level or transport: then every rank returns MPI_ERR_WIN. (An
      * agreement here would cost every call a collective; the failure is
      * the library's setup, the same on every rank.) */
-    if ((rc = make_window(c, w, base, wsize, no_locks)) != MPI_SUCCESS) {
+    if (rc == MPI_SUCCESS)
+        rc = make_window(c, w, base, wsize, no_locks);
+    if (rc != MPI_SUCCESS) {
         release(c, w);
         return rc;
     }

@@ -77,21 +77,9 @@ static int run_failed(xchg_call *c, xchg_algo algo, int algo_known)
         if (c->cs->settings.check) {
             rc = xchg_check_mode(c, c->arg_err);
         } else if (algo_known) {
-            /* auto's statistics allreduce carries the flag (when it runs) */
-            int automatic = algo == XCHG_ALGO_AUTO;
-            int src = automatic ? xchg_select_alltoallv(c, &algo) : MPI_SUCCESS;
-            const xchg_algo_info *info = src == MPI_SUCCESS ? xchg_registry_find(algo) : NULL;
-            if (src != MPI_SUCCESS) {
-                rc = src;
-            } else if (info->agrees_errors) {
-                rc = info->run(c);
-                if (automatic) /* every rank ran it and armed the same refresh */
-                    xchg_select_finish(c);
-            } else if (automatic) {
-                /* a cached choice that agrees nothing: the error stays local,
-                 * and this rank's refresh never starts */
-                xchg_select_abandon(c);
-            }
+            /* auto's statistics allreduce carries the flag (when it runs),
+             * or the algorithm's own agreement (registry: agrees_errors) */
+            rc = xchg_select_run(c, &algo, 1);
         }
     }
     free(zeros);
@@ -183,17 +171,8 @@ int xchg_alltoallv_body(const xchg_a2av_args *a)
         return run_failed(&c, algo, 1);
     }
 
-    int automatic = algo == XCHG_ALGO_AUTO;
-    if (rc == MPI_SUCCESS && automatic)
-        rc = xchg_select_alltoallv(&c, &algo);
     if (rc == MPI_SUCCESS)
-        rc = xchg_registry_find(algo)->run(&c); /* the choice, looked up once */
-    if (automatic) {
-        /* every rank armed the same refresh: complete it whatever happened */
-        int frc = xchg_select_finish(&c);
-        if (rc == MPI_SUCCESS)
-            rc = frc;
-    }
+        rc = xchg_select_run(&c, &algo, 0);
 
     xchg_temp_free(&c, inplace, inplace_bytes);
     cs->calls++;

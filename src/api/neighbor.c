@@ -121,14 +121,6 @@ int xchg_nbr_resolve_algo(const xchg_settings *s, xchg_neighbor_algo algo, int f
     return MPI_SUCCESS;
 }
 
-/* auto's choice from the modelled times (src/select/model_neighbor.c). */
-static xchg_neighbor_algo auto_model(const xchg_nbr_stats *s, int polled, double *direct,
-                                     double *locality)
-{
-    xchg_model_neighbor(s, polled, direct, locality);
-    return *locality < *direct ? XCHG_NEIGHBOR_LOCALITY : XCHG_NEIGHBOR_DIRECT;
-}
-
 /* The analysis of algorithm id on st's graph, made on first need
  * (collective: every rank reaches it at the same call). */
 static int analysis_of(nbr_state *st, xchg_nbr_call *c, xchg_neighbor_algo id)
@@ -142,34 +134,31 @@ static int analysis_of(nbr_state *st, xchg_nbr_call *c, xchg_neighbor_algo id)
 }
 
 /* auto's choice, once per communicator (its first call with auto), the
- * same on every rank: from locality's agreed statistics; direct where
- * that analysis failed (agreed) or there is only one node. Two choices
- * are made together: one for blocking calls, one for the polled ones
+ * same on every rank (src/select/model_neighbor.c), from locality's
+ * analysis (its census agrees the statistics and the tuning table): a
+ * table's neighbor rule for P, whose algorithm's analysis is made here
+ * (collective: every rank has the same rule; one that fails, agreed,
+ * leaves the choice to the model); else the model; direct where
+ * locality's analysis failed (agreed). Two choices are
+ * made together: one for blocking calls, one for the polled ones
  * (ineighbor and persistent requests, whose locality runs as a coroutine
  * that polls each of its probes). */
 static xchg_neighbor_algo auto_choice(nbr_state *st, xchg_nbr_call *c, int polled)
 {
     if (st->auto_algo != XCHG_NEIGHBOR_INVALID)
         return polled ? st->auto_polled : st->auto_algo;
-    double d = 0, l = 0, dp = 0, lp = 0;
     st->auto_algo = st->auto_polled = XCHG_NEIGHBOR_DIRECT;
-    if (xchg_neighbor_registry_find(XCHG_NEIGHBOR_LOCALITY) &&
-        analysis_of(st, c, XCHG_NEIGHBOR_LOCALITY) == MPI_SUCCESS) {
-        const xchg_nbr_stats *s =
-            xchg_neighbor_locality_stats(st->analysis[XCHG_NEIGHBOR_LOCALITY]);
-        st->auto_algo = auto_model(s, 0, &d, &l);
-        st->auto_polled = auto_model(s, 1, &dp, &lp);
-        if (c->rank == 0 && c->cs->settings.verbose >= 1)
-            fprintf(stderr, "xchg: neighbor auto chose %s on P=%d (per rank: %.1f blocks to "
-                    "%.1f other nodes of %.1f blocks, %.0f bytes, %.1f ranks per node, "
-                    "locality would forward %.1f; busiest partner: %.0f forwards, %.0f "
-                    "bytes; modelled direct %.2f us, locality %.2f us; for ineighbor and "
-                    "persistent requests %s: %.2f and %.2f us%s)\n",
-                    xchg_neighbor_algo_name(st->auto_algo), c->size, s->remote_blocks,
-                    s->remote_nodes, s->blocks, s->remote_bytes, s->node_ranks, s->forwards,
-                    s->forwards_max, s->handed_bytes_max, d * 1e6, l * 1e6,
-                    xchg_neighbor_algo_name(st->auto_polled), dp * 1e6, lp * 1e6,
-                    s->table_key != 0 ? "; the tuning table's constants" : "");
+    if (!xchg_neighbor_registry_find(XCHG_NEIGHBOR_LOCALITY) ||
+        analysis_of(st, c, XCHG_NEIGHBOR_LOCALITY) != MPI_SUCCESS)
+        return XCHG_NEIGHBOR_DIRECT;
+    const xchg_nbr_stats *s = xchg_neighbor_locality_stats(st->analysis[XCHG_NEIGHBOR_LOCALITY]);
+    int line;
+    xchg_neighbor_algo t = xchg_select_neighbor_rule(c->cs, s, &line);
+    if (t != XCHG_NEIGHBOR_INVALID && analysis_of(st, c, t) == MPI_SUCCESS) {
+        st->auto_algo = st->auto_polled = t;
+        xchg_select_neighbor_ruled(c->cs, &st->auto_printed, t, line);
+    } else {
+        xchg_select_neighbor(c->cs, s, &st->auto_printed, &st->auto_algo, &st->auto_polled);
     }
     return polled ? st->auto_polled : st->auto_algo;
 }

@@ -16,6 +16,7 @@ typedef struct xchg_nbr_state {
     void *analysis[XCHG_NBR_IDS];  /* each algorithm's analysis of g, by id */
     xchg_neighbor_algo auto_algo;  /* auto's choice, INVALID until made */
     xchg_neighbor_algo auto_polled; /* ... for ineighbor and persistent requests (made with it) */
+    unsigned long long auto_printed; /* XCHG_VERBOSE: algorithms auto has named (report.c) */
     int own_graph;  /* g came from xchg_dist_graph_create_adjacent, not from MPI */
     int agreed;     /* a first exchange has agreed its arguments on every rank */
 } xchg_nbr_state;

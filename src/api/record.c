@@ -188,45 +188,77 @@ static uint64_t mix(uint64_t x)
     return x ^ (x >> 31);
 }
 
+/* The communicator's record state, made on its first recorded call (NULL:
+ * no memory; this rank then takes no part in recording). */
+static rec_comm *rec_state(xchg_comm_state *cs)
+{
+    rec_comm *rc = cs->ext[XCHG_EXT_RECORD];
+    if (rc)
+        return rc;
+    rc = calloc(1, sizeof *rc);
+    if (rc) {
+        rc->max = cs->settings.record_max;
+        rc->seen = calloc((size_t)rc->max, sizeof *rc->seen);
+        if (!rc->seen) {
+            free(rc);
+            return NULL;
+        }
+        cs->ext[XCHG_EXT_RECORD] = rc;
+        cs->ext_free[XCHG_EXT_RECORD] = rec_free;
+        if (cs->rank == 0)
+            rc->comm = store_new_comm(cs->settings.record_path, rc->max);
+    }
+    return rc;
+}
+
+/* This rank's row of byte counts (row[j]) and its two hash lanes in v[0..1]. */
+static void hash_row(const int counts[], int type_size, int P, int me, int64_t *row,
+                     uint64_t v[2])
+{
+    uint64_t h1 = 0x243f6a8885a308d3ull, h2 = 0x13198a2e03707344ull;
+    for (int j = 0; j < P; j++) {
+        row[j] = (int64_t)counts[j] * type_size;
+        if (row[j]) {
+            h1 = mix(h1 ^ mix((uint64_t)j << 1 ^ (uint64_t)row[j]));
+            h2 = mix(h2 + mix((uint64_t)row[j] * 0x2545f4914f6cdd1dull + (uint64_t)j));
+        }
+    }
+    v[0] = mix(h1 ^ mix((uint64_t)me));
+    v[1] = mix(h2 + 0x9e3779b97f4a7c15ull * (uint64_t)(me + 1));
+}
+
+/* Rank 0 keeps a new shape's matrix (taken from *all) for the file. */
+static void store_shape(rec_comm *rc, seen_shape *s, int P, int count_it, int64_t **all)
+{
+    pthread_mutex_lock(&store_lock);
+    if (nstore == store_cap) {
+        long cap = store_cap ? 2 * store_cap : 16;
+        stored_shape *ns = realloc(store, sizeof *ns * (size_t)cap);
+        if (ns) {
+            store = ns;
+            store_cap = cap;
+        }
+    }
+    if (nstore < store_cap) {
+        store[nstore] = (stored_shape){P, rc->comm, count_it ? 1 : 0, *all};
+        s->stored = nstore++;
+        *all = NULL;
+    }
+    pthread_mutex_unlock(&store_lock);
+}
+
 int xchg_record_call(xchg_comm_state *cs, const int counts[], int type_size, int local_err,
                      int count_it, long *shape)
 {
     *shape = -1;
     const int P = cs->size, me = cs->rank;
-    rec_comm *rc = cs->ext[XCHG_EXT_RECORD];
-    if (!rc) {
-        rc = calloc(1, sizeof *rc);
-        if (rc) {
-            rc->max = cs->settings.record_max;
-            rc->seen = calloc((size_t)rc->max, sizeof *rc->seen);
-            if (!rc->seen) {
-                free(rc);
-                rc = NULL;
-            }
-        }
-        if (rc) {
-            cs->ext[XCHG_EXT_RECORD] = rc;
-            cs->ext_free[XCHG_EXT_RECORD] = rec_free;
-            if (me == 0)
-                rc->comm = store_new_comm(cs->settings.record_path, rc->max);
-        }
-    }
+    rec_comm *rc = rec_state(cs);
     /* This rank's row, hashed; a rank that cannot take part (an argument
      * error, no memory) counts in the third lane and nobody records. */
     int64_t *row = local_err == MPI_SUCCESS && rc ? malloc(sizeof(int64_t) * (size_t)P) : NULL;
     uint64_t v[3] = {0, 0, row ? 0 : 1};
-    if (row) {
-        uint64_t h1 = 0x243f6a8885a308d3ull, h2 = 0x13198a2e03707344ull;
-        for (int j = 0; j < P; j++) {
-            row[j] = (int64_t)counts[j] * type_size;
-            if (row[j]) {
-                h1 = mix(h1 ^ mix((uint64_t)j << 1 ^ (uint64_t)row[j]));
-                h2 = mix(h2 + mix((uint64_t)row[j] * 0x2545f4914f6cdd1dull + (uint64_t)j));
-            }
-        }
-        v[0] = mix(h1 ^ mix((uint64_t)me));
-        v[1] = mix(h2 + 0x9e3779b97f4a7c15ull * (uint64_t)(me + 1));
-    }
+    if (row)
+        hash_row(counts, type_size, P, me, row, v);
     int err = xchg_mpi_allreduce(MPI_IN_PLACE, v, 3, MPI_UINT64_T, MPI_SUM, cs->pcomm);
     if (err != MPI_SUCCESS || v[2] != 0) {
         free(row);
@@ -270,23 +302,8 @@ int xchg_record_call(xchg_comm_state *cs, const int counts[], int type_size, int
     s->h1 = v[0];
     s->h2 = v[1];
     s->stored = -1;
-    if (me == 0 && all && rc->comm > 0) {
-        pthread_mutex_lock(&store_lock);
-        if (nstore == store_cap) {
-            long cap = store_cap ? 2 * store_cap : 16;
-            stored_shape *ns = realloc(store, sizeof *ns * (size_t)cap);
-            if (ns) {
-                store = ns;
-                store_cap = cap;
-            }
-        }
-        if (nstore < store_cap) {
-            store[nstore] = (stored_shape){P, rc->comm, count_it ? 1 : 0, all};
-            s->stored = nstore++;
-            all = NULL;
-        }
-        pthread_mutex_unlock(&store_lock);
-    }
+    if (me == 0 && all && rc->comm > 0)
+        store_shape(rc, s, P, count_it, &all);
     free(all);
     *shape = rc->n - 1;
     return MPI_SUCCESS;

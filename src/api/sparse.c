@@ -4,85 +4,12 @@
  * packed result.
  */
 #include "api.h"
+#include "select/select.h"
 #include "sparse/sparse_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* The automatic choice, by measurement: rules over the communicator size
- * and, from the second call on, the mean number of remote messages per
- * rank that the previous call's census carried (pex and rsx add it to
- * their collective; see census_msgs in sparse_internal.h). The census
- * result is the same on every rank, so the choice is too, with no
- * collective before the exchange; a pattern that changes is followed one
- * call later, and a stale figure costs speed, never correctness. The first
- * matching rule wins. Each rule is the winner measured in simulation
- * there (16 doubles per message, 16 ranks per node; the tables are in
- * docs/sparse.md, "Measured in simulation"):
- *   - rsx from 32 to 127 ranks at 1-2 messages per rank: 0.90-0.97x pex's
- *     time (from 3 messages, and at 16 and 256 ranks, pex wins);
- *   - pex_loc from 256 ranks at up to 3 messages per rank (0.78x pex at
- *     256 ranks and 3; a tie at 26), and from 1024 ranks at any census
- *     (0.36-0.71x pex at 11 and 103 messages, 16 and 64 ranks per node).
- *     The census clips each rank at XCHG_SPARSE_DEGREE_CLIP = 63, so 103
- *     and more read as 63; the rule does not see message sizes (measured
- *     with 128-byte messages). pex_loc needs nodes of many ranks (on nodes
- *     of one rank its step 2 is P-1 messages per rank), so its rule asks
- *     the node layout: measured at 16 and 64 ranks per node, so from 16;
- *   - pex everywhere else (measured from 1 to 448 ranks).
- * nbx, nbx_loc and rma never won a measured case (nbx 1.2 to 2.3x pex from
- * 32 to 448 ranks, 0.72-0.87x at 1024 ranks and 1%, where pex_loc is
- * 0.36-0.71x; nbx_loc 1.02 to 1.6x pex). On real MPI at 4 to 8 ranks pex
- * is the rule too. Between 128 and 256 ranks nothing was measured (pex
- * stays), nor above 1024: the last rule keeps the largest measured
- * winner. A new measurement changes only this table. */
-static const struct sparse_rule {
-    int pmin, pmax;     /* communicator sizes it applies to */
-    int max_mean;       /* -1: always; else only when the last census saw at
-                           most this many remote messages per rank on average */
-    xchg_sparse_algo algo;
-    int min_rpn;        /* 0: any nodes; else only where the node layout has at
-                           least this many ranks per node on average (asked
-                           only when the rest matches: the layout is made on
-                           first use, collectively, the same on every rank) */
-} sparse_rules[] = {
-    {32, 127, 2, XCHG_SPARSE_RSX, 0},    /* measured 0.90 to 0.97 of pex */
-    {1024, 1 << 30, XCHG_SPARSE_DEGREE_CLIP, XCHG_SPARSE_PEX_LOC, 16}, /* 0.36-0.71 of pex */
-    {256, 1 << 30, 3, XCHG_SPARSE_PEX_LOC, 16},   /* measured 0.78 of pex */
-    {1, 1 << 30, -1, XCHG_SPARSE_PEX, 0}, /* measured 1 to 448 ranks */
-};
-
-/* census: the previous call's census_msgs (-1 unknown). *why gets the
- * rule, for XCHG_VERBOSE. */
-static xchg_sparse_algo select_sparse(xchg_comm_state *cs, int P, long long census, char *why,
-                                      size_t whylen)
-{
-    for (size_t i = 0; i < sizeof sparse_rules / sizeof sparse_rules[0]; i++) {
-        const struct sparse_rule *r = &sparse_rules[i];
-        if (P < r->pmin || P > r->pmax || !xchg_sparse_registry_find(r->algo))
-            continue;
-        if (r->max_mean >= 0 && (census < 0 || census > (long long)r->max_mean * P))
-            continue;
-        if (r->min_rpn > 0 && xchg_sparse_ranks_per_node(cs) < r->min_rpn)
-            continue;
-        if (r->min_rpn > 0 && r->max_mean >= 0)
-            snprintf(why, whylen, "P >= %d, at most %d messages per rank, >= %d ranks per node",
-                     r->pmin, r->max_mean, r->min_rpn);
-        else if (r->min_rpn > 0)
-            snprintf(why, whylen, "P >= %d, >= %d ranks per node", r->pmin, r->min_rpn);
-        else if (r->max_mean >= 0)
-            snprintf(why, whylen, "P in %d..%d, at most %d messages per rank", r->pmin,
-                     r->pmax, r->max_mean);
-        else if (r->pmin <= 1 && r->pmax >= (1 << 30))
-            snprintf(why, whylen, "the default");
-        else
-            snprintf(why, whylen, "P in %d..%d", r->pmin, r->pmax);
-        return r->algo;
-    }
-    snprintf(why, whylen, "no rule");
-    return XCHG_SPARSE_PEX;
-}
 
 static int check_args(int ndest, const int dests[], const int sendcounts[],
                       const int sdispls[], MPI_Datatype type, MPI_Comm comm, int *P)
@@ -246,12 +173,102 @@ int xchg_sparse_result_free(xchg_sparse_result *r)
     return MPI_SUCCESS;
 }
 
+/* The arguments' checks and the algorithm's: the agreed XCHG_SPARSE_ALGO
+ * (an unknown one fails every rank alike: *fatal), else the one given.
+ * Returns this rank's argument error (0: none). */
+static int check_call(xchg_comm_state *cs, xchg_sparse_algo *algo, int from_env, int ndest,
+                      const int dests[], const int sendcounts[], const int sdispls[],
+                      MPI_Datatype type, xchg_sparse_recv_fn fn, xchg_sparse_result *result,
+                      MPI_Comm comm, int *fatal)
+{
+    int P = cs->size;
+    int rc = check_args(ndest, dests, sendcounts, sdispls, type, comm, &P);
+    if (rc == MPI_SUCCESS && !fn && !result)
+        rc = xchg_error_code(MPI_ERR_ARG, "fn and result are both NULL: give a callback "
+                             "or a result to fill");
+    if (rc == MPI_SUCCESS && fn && result)
+        rc = xchg_error_code(MPI_ERR_ARG, "fn and result are both given: give exactly one");
+    *fatal = 0;
+    if (from_env) {
+        *algo = cs->settings.sparse_algo; /* agreed: the same on every rank */
+        if (*algo == XCHG_SPARSE_INVALID) { /* so this fails on every rank alike */
+            *fatal = 1;
+            return xchg_error_code(MPI_ERR_ARG, "XCHG_SPARSE_ALGO: unknown sparse algorithm "
+                                   "'%s' (pex, rsx, nbx, rma, pex_loc, nbx_loc or auto)",
+                                   cs->settings.sparse_algo_text);
+        }
+    }
+    const int known = *algo == XCHG_SPARSE_AUTO || xchg_sparse_registry_find(*algo) != NULL;
+    if (rc == MPI_SUCCESS && *algo == XCHG_SPARSE_INVALID)
+        rc = xchg_error_code(MPI_ERR_ARG, "algo %d is not a sparse algorithm "
+                             "(XCHG_SPARSE_INVALID: xchg_sparse_algo_from_name returns it for "
+                             "an unknown name)", (int)*algo);
+    else if (rc == MPI_SUCCESS && !known)
+        rc = xchg_error_code(MPI_ERR_ARG, "algo %d is not a sparse algorithm of this build",
+                             (int)*algo);
+    /* An argument error fails every rank alike where a collective carries
+     * it: the check mode's allreduce, or else the census of pex, rsx and
+     * pex_loc (once the algorithm is known). nbx, nbx_loc and rma have no
+     * census that could carry it: there the error is this rank's only. */
+    if (cs->settings.check)
+        rc = xchg_agree_errors(cs->pcomm, cs->rank, cs->size, rc, "xchg_sparse_exchange");
+    if (rc != MPI_SUCCESS && (cs->settings.check || !known))
+        *fatal = 1;
+    return rc;
+}
+
+/* auto's choice from the last census (select/sparse_rules.c), and what
+ * XCHG_VERBOSE says of it (select/report.c). */
+static xchg_sparse_algo auto_choice(xchg_comm_state *cs, xchg_sparse_state *ss)
+{
+    const int P = cs->size;
+    char why[640];
+    xchg_sparse_algo algo = xchg_select_sparse(cs, ss, why, sizeof why);
+    if (xchg_report_due(&ss->auto_printed, cs, (int)algo, algo != ss->auto_last)) {
+        char seen[96] = "no census seen yet on this communicator";
+        if (ss->census_msgs >= 0)
+            snprintf(seen, sizeof seen, "the last census: %lld remote messages, %.2f per "
+                     "rank", ss->census_msgs, (double)ss->census_msgs / P);
+        xchg_report_choice("sparse", xchg_sparse_algo_name(algo), P, " (rule: %s; %s)", why,
+                           seen);
+    }
+    ss->auto_last = algo;
+    return algo;
+}
+
+/* The call's fields: the arguments (none after a local error: then a call
+ * with nothing to send, only the mark), the private communicator, this
+ * call's tag set and the memory accounting. */
+static void fill_call(xchg_sparse_call *s, xchg_comm_state *cs, int ndest, const int dests[],
+                      const void *sendbuf, const int sendcounts[], const int sdispls[],
+                      xchg_sparse_recv_fn fn, void *ctx)
+{
+    if (!s->local_err) {
+        s->sendbuf = sendbuf;
+        s->ndest = ndest;
+        s->dests = dests;
+        s->counts = sendcounts;
+        s->displs = sdispls;
+    }
+    s->comm = cs->pcomm;
+    s->cs = cs;
+    s->rank = cs->rank;
+    s->size = cs->size;
+    int base = XCHG_TAG_SPARSE + (int)(s->ss->calls & 1) * XCHG_SPARSE_TAG_SET;
+    s->tag_data = base + XCHG_SPARSE_TAG_DATA;
+    s->tag_barrier = base + XCHG_SPARSE_TAG_BARRIER;
+    s->mem.rank = s->rank;
+    s->mem.temp_limit = xchg_temp_limit_of(cs);
+    s->fn = fn;
+    s->ctx = ctx;
+}
+
 static int run(xchg_sparse_algo algo, int from_env, int ndest, const int dests[],
                const void *sendbuf, const int sendcounts[], const int sdispls[],
                MPI_Datatype type, xchg_sparse_recv_fn fn, void *ctx,
                xchg_sparse_result *result, MPI_Comm comm)
 {
-    int P = 0, rc;
+    int P = 0, rc, fatal;
     if (result)
         memset(result, 0, sizeof *result);
     /* The state first (collective on first use, and it holds the agreed
@@ -263,36 +280,9 @@ static int run(xchg_sparse_algo algo, int from_env, int ndest, const int dests[]
         return xchg_raise(comm, rc);
     xchg_nb_drain(cs); /* nonblocking alltoallv exchanges started before */
 
-    rc = check_args(ndest, dests, sendcounts, sdispls, type, comm, &P);
-    if (rc == MPI_SUCCESS && !fn && !result)
-        rc = xchg_error_code(MPI_ERR_ARG, "fn and result are both NULL: give a callback "
-                             "or a result to fill");
-    if (rc == MPI_SUCCESS && fn && result)
-        rc = xchg_error_code(MPI_ERR_ARG, "fn and result are both given: give exactly one");
-    if (from_env) {
-        algo = cs->settings.sparse_algo; /* agreed: the same on every rank */
-        if (algo == XCHG_SPARSE_INVALID) /* so this fails on every rank alike */
-            return xchg_raise(comm, xchg_error_code(MPI_ERR_ARG,
-                              "XCHG_SPARSE_ALGO: unknown sparse algorithm '%s' "
-                              "(pex, rsx, nbx, rma, pex_loc, nbx_loc or auto)",
-                              cs->settings.sparse_algo_text));
-    }
-    const int known = algo == XCHG_SPARSE_AUTO || xchg_sparse_registry_find(algo) != NULL;
-    if (rc == MPI_SUCCESS && algo == XCHG_SPARSE_INVALID)
-        rc = xchg_error_code(MPI_ERR_ARG, "algo %d is not a sparse algorithm "
-                             "(XCHG_SPARSE_INVALID: xchg_sparse_algo_from_name returns it for "
-                             "an unknown name)", (int)algo);
-    else if (rc == MPI_SUCCESS && !known)
-        rc = xchg_error_code(MPI_ERR_ARG, "algo %d is not a sparse algorithm of this build",
-                             (int)algo);
-    /* An argument error fails every rank alike where a collective carries
-     * it: the check mode's allreduce, or else the census of pex, rsx and
-     * pex_loc (below, once the algorithm is known). nbx, nbx_loc and rma
-     * have no census that could carry it: there the error is this rank's
-     * only. */
-    if (cs->settings.check)
-        rc = xchg_agree_errors(cs->pcomm, cs->rank, cs->size, rc, "xchg_sparse_exchange");
-    if (rc != MPI_SUCCESS && (cs->settings.check || !known))
+    rc = check_call(cs, &algo, from_env, ndest, dests, sendcounts, sdispls, type, fn, result,
+                    comm, &fatal);
+    if (fatal)
         return xchg_raise(comm, rc);
     xchg_sparse_call s;
     memset(&s, 0, sizeof s);
@@ -301,47 +291,13 @@ static int run(xchg_sparse_algo algo, int from_env, int ndest, const int dests[]
         return xchg_raise(comm, rc);
     if (!s.local_err)
         s.local_err = xchg_typeinfo_get(type, &s.ti);
-    if (algo == XCHG_SPARSE_AUTO) {
-        char why[96];
-        algo = select_sparse(cs, P, s.ss->census_msgs, why, sizeof why);
-        /* rank 0 says the first choice of each algorithm (XCHG_VERBOSE=1)
-         * or every change of choice (2) */
-        unsigned bit = 1u << ((unsigned)algo & 31u);
-        int verbose = cs->settings.verbose;
-        if (cs->rank == 0 && ((verbose >= 1 && !(s.ss->auto_printed & bit)) ||
-                              (verbose >= 2 && algo != s.ss->auto_last))) {
-            s.ss->auto_printed |= bit;
-            char seen[96] = "no census seen yet on this communicator";
-            if (s.ss->census_msgs >= 0)
-                snprintf(seen, sizeof seen, "the last census: %lld remote messages, %.2f per "
-                         "rank", s.ss->census_msgs, (double)s.ss->census_msgs / P);
-            fprintf(stderr, "xchg: sparse auto chose %s on P=%d (rule: %s; %s)\n",
-                    xchg_sparse_algo_name(algo), P, why, seen);
-        }
-        s.ss->auto_last = algo;
-    }
+    if (algo == XCHG_SPARSE_AUTO)
+        algo = auto_choice(cs, s.ss);
     if (s.local_err && !xchg_sparse_carries_errors(algo, P))
         return xchg_raise(comm, s.local_err);
-    if (!s.local_err) { /* else a call with nothing to send: only the mark */
-        s.sendbuf = sendbuf;
-        s.ndest = ndest;
-        s.dests = dests;
-        s.counts = sendcounts;
-        s.displs = sdispls;
-    }
-    s.comm = cs->pcomm;
-    s.cs = cs;
-    s.rank = cs->rank;
-    s.size = cs->size;
-    int base = XCHG_TAG_SPARSE + (int)(s.ss->calls & 1) * XCHG_SPARSE_TAG_SET;
-    s.tag_data = base + XCHG_SPARSE_TAG_DATA;
-    s.tag_barrier = base + XCHG_SPARSE_TAG_BARRIER;
-    s.mem.rank = s.rank;
-    s.mem.temp_limit = xchg_temp_limit_of(cs);
-    s.fn = fn;
-    s.ctx = ctx;
+    fill_call(&s, cs, ndest, dests, sendbuf, sendcounts, sdispls, fn, ctx);
 
-    rc = xchg_sparse_registry_find(algo)->run(&s);
+    rc = xchg_sparse_run(algo, &s);
     s.ss->calls++;
 
     if (rc == MPI_SUCCESS && result)

@@ -80,6 +80,12 @@ static inline void xchg_charge_pieces(const int *len, int n)
 
 /* One call of an alltoallv algorithm: arguments already checked, MPI_IN_PLACE
  * already resolved (sendbuf is a real buffer), comm is the private duplicate. */
+/* Facts of one call agreed by every rank (xchg_call.agreed). */
+typedef struct xchg_call_agreed {
+    uint64_t max_block;  /* the largest block any rank sends (bytes) */
+    uint64_t min_budget; /* the smallest temporary-memory budget left on any rank */
+} xchg_call_agreed;
+
 typedef struct xchg_call {
     const void *sendbuf;
     const int *sendcounts, *sdispls;
@@ -97,12 +103,11 @@ typedef struct xchg_call {
      * entry says agrees_errors, must fold it into its agreement collective
      * (xchg_agree_flag/xchg_agree_result) so that every rank fails alike. */
     int arg_err;
-    /* Set by auto when its blocking agreement of this call already carried
-     * what the padded algorithms agree on (xchg_padded_agree): the largest
-     * block of any rank and the smallest temporary-memory budget left (and
-     * no argument error). They then skip their own allreduce. */
-    int padded_agreed;
-    uint64_t padded_max_block, padded_budget;
+    /* What every rank agreed of this call before its algorithm runs (auto's
+     * blocking agreement, with no argument error anywhere; NULL otherwise):
+     * an algorithm that would agree the same facts skips its collective
+     * (the padded ones: xchg_padded_agree). */
+    const struct xchg_call_agreed *agreed;
     /* What ran in the chosen algorithm's place, so the stats name it (shm
      * without its window runs linear); XCHG_ALGO_AUTO (0, as a zeroed call
      * leaves it) when the chosen one ran itself. */

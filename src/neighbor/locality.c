@@ -160,6 +160,7 @@ static int census(xchg_nbr_call *c, loc_analysis *a)
     a->stats.forwards_max = m[0];
     a->stats.handed_bytes_max = m[1];
     a->stats.table_key = m[2] == -m[3] ? m[2] : 0;
+    a->stats.table_differ = m[2] != -m[3];
     free(out);
     return rc;
 }

@@ -110,6 +110,7 @@ typedef struct xchg_nbr_stats {
     double forwards_max, handed_bytes_max; /* the busiest rank's */
     double table_key; /* the tuning table every rank read (xchg_nbr_call's
                        * table_key, agreed), 0: none or not the same */
+    int table_differ; /* ... and whether the ranks' tables differ */
 } xchg_nbr_stats;
 
 /* Everything the library knows of a neighbour algorithm (registry.c). */
@@ -128,16 +129,8 @@ const xchg_neighbor_info *xchg_neighbor_registry_find_name(const char *name);
 int xchg_neighbor_registry_count(void);
 const xchg_neighbor_info *xchg_neighbor_registry_at(int i);
 
-int xchg_neighbor_direct(xchg_nbr_call *c);
-extern const xchg_nbr_persist_ops xchg_neighbor_direct_persist;
-
-int xchg_neighbor_mpich_model(xchg_nbr_call *c);
-extern const xchg_nbr_persist_ops xchg_neighbor_mpich_model_persist;
-
-int xchg_neighbor_locality(xchg_nbr_call *c);
-extern const xchg_nbr_persist_ops xchg_neighbor_locality_persist;
-int xchg_neighbor_locality_analyse(xchg_nbr_call *c, void **analysis);
-void xchg_neighbor_locality_analysis_free(void *analysis);
+/* The algorithms' functions are declared by registry.c from algos.def. */
+int xchg_neighbor_locality(xchg_nbr_call *c); /* its persistent start runs it */
 /* The agreed statistics in locality's analysis. */
 const xchg_nbr_stats *xchg_neighbor_locality_stats(const void *analysis);
 

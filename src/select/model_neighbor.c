@@ -1,5 +1,7 @@
 /*
- * model_neighbor.c - auto's cost model of the neighbour exchange: direct
+ * model_neighbor.c - the neighbour exchange's auto: a tuning table's
+ * neighbor rule where every rank reads the same table, else its cost
+ * model, and XCHG_VERBOSE's report of the choice (report.c). The model: direct
  * against locality, per rank, from the graph statistics that locality's
  * analysis agreed (src/neighbor/locality.c, census), with the machine
  * constants of the alltoallv model (xchg_model_defaults: alpha, overhead o
@@ -65,4 +67,53 @@ void xchg_model_neighbor(const xchg_nbr_stats *s, int polled, double *direct, do
                 m.alpha + m.alpha_intra;
     if (polled)
         *locality += LOC_POLL_PER_MESSAGE * m.overhead * (K + F);
+}
+
+/* The cheaper of the two on s. */
+static xchg_neighbor_algo cheaper(const xchg_nbr_stats *s, int polled, double *direct,
+                                  double *locality)
+{
+    xchg_model_neighbor(s, polled, direct, locality);
+    return *locality < *direct ? XCHG_NEIGHBOR_LOCALITY : XCHG_NEIGHBOR_DIRECT;
+}
+
+xchg_neighbor_algo xchg_select_neighbor_rule(const xchg_comm_state *cs, const xchg_nbr_stats *s,
+                                             int *line)
+{
+    xchg_neighbor_algo t = xchg_table_use(cs->rank, s->table_key, s->table_differ)
+                               ? xchg_table_neighbor(cs->size, line)
+                               : XCHG_NEIGHBOR_INVALID;
+    return t != XCHG_NEIGHBOR_INVALID && xchg_neighbor_registry_find(t) ? t
+                                                                        : XCHG_NEIGHBOR_INVALID;
+}
+
+void xchg_select_neighbor_ruled(const xchg_comm_state *cs, unsigned long long *printed,
+                                xchg_neighbor_algo algo, int line)
+{
+    if (!xchg_report_due(printed, cs, (int)algo, 1))
+        return;
+    char path[512];
+    xchg_table_path(path, sizeof path);
+    xchg_report_choice("neighbor", xchg_neighbor_registry_find(algo)->name, cs->size,
+                       " (line %d of the tuning table %s; for every kind of call)", line, path);
+}
+
+void xchg_select_neighbor(const xchg_comm_state *cs, const xchg_nbr_stats *s,
+                          unsigned long long *printed, xchg_neighbor_algo *algo,
+                          xchg_neighbor_algo *polled)
+{
+    double d = 0, l = 0, dp = 0, lp = 0;
+    *algo = cheaper(s, 0, &d, &l);
+    *polled = cheaper(s, 1, &dp, &lp);
+    if (!xchg_report_due(printed, cs, (int)*algo, 1))
+        return;
+    xchg_report_choice("neighbor", xchg_neighbor_registry_find(*algo)->name, cs->size,
+                       " (per rank: %.1f blocks to %.1f other nodes of %.1f blocks, %.0f "
+                       "bytes, %.1f ranks per node, locality would forward %.1f; busiest "
+                       "partner: %.0f forwards, %.0f bytes; modelled direct %.2f us, locality "
+                       "%.2f us; for ineighbor and persistent requests %s: %.2f and %.2f us%s)",
+                       s->remote_blocks, s->remote_nodes, s->blocks, s->remote_bytes,
+                       s->node_ranks, s->forwards, s->forwards_max, s->handed_bytes_max,
+                       d * 1e6, l * 1e6, xchg_neighbor_registry_find(*polled)->name, dp * 1e6,
+                       lp * 1e6, s->table_key != 0 ? "; the tuning table's constants" : "");
 }

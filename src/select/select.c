@@ -15,9 +15,9 @@
  * xchg_poll in the posting loops of linear and scattered), starts a
  * nonblocking agreement of call k's statistics that progresses while the
  * algorithm posts and waits for its data, and is completed before call k
- * returns (xchg_select_finish); call k+1 chooses from it. Nothing is left
- * in flight between calls, so freeing the communicator or MPI_Finalize has
- * nothing to complete. Every rank reduces the same values, so the choice
+ * returns (select_finish, inside xchg_select_run); call k+1 chooses from
+ * it. Nothing is left in flight between calls, so freeing the
+ * communicator or MPI_Finalize has nothing to complete. Every rank reduces the same values, so the choice
  * stays identical everywhere; a stale choice costs speed, never
  * correctness.
  *
@@ -38,7 +38,7 @@
  * padded algorithm (stale statistics could pick one whose padding no
  * longer fits XCHG_MAX_TEMP_BYTES; the agreement also carries the largest
  * block and the smallest memory budget, so the padded algorithm skips its
- * own allreduce: c->padded_agreed).
+ * own allreduce: c->agreed).
  *
  * Below XCHG_AUTO_MIN_P ranks (default 64) auto runs "linear" and agrees
  * nothing after a communicator's first call: there an agreement costs
@@ -110,6 +110,7 @@ typedef struct select_state {
     xchg_agree_op op;
     unsigned long long printed; /* XCHG_VERBOSE: algorithms already reported */
     int small;                 /* below XCHG_AUTO_MIN_P: SMALL_*, agreed at the first call */
+    xchg_call_agreed agreed;   /* what a blocking agreement hands the call (c->agreed) */
 } select_state;
 
 /* A communicator below XCHG_AUTO_MIN_P ranks: undecided until its first
@@ -403,8 +404,7 @@ static void no_rule_reason(const xchg_call *c, const long long *f, const xchg_pa
                  s->P > 0 ? s->max_rank_bytes / s->P : 0);
 }
 
-/* XCHG_VERBOSE=1: the first time each algorithm is chosen on this
- * communicator; 2: also every change of choice; 3: every agreement, with
+/* XCHG_VERBOSE's report (report.c: when, and the line's format); 3 adds
  * the model's time of every candidate. rule: the table's line (0: none);
  * below: fewer than XCHG_AUTO_MIN_P ranks. Rank 0 only. */
 static void report(xchg_call *c, const long long *f, int how, xchg_algo best, int rule,
@@ -412,20 +412,16 @@ static void report(xchg_call *c, const long long *f, int how, xchg_algo best, in
                    const xchg_model_params *m)
 {
     select_state *st = state_of(c, 0);
-    long verbose = setting_verbose(c);
-    int first = st && (int)best >= 0 && (int)best < 64 && !(st->printed & (1ull << (int)best));
-    int change = st && (!st->have || st->choice != best);
-    if (c->rank != 0 || !st || !((verbose >= 1 && first) || (verbose >= 2 && change) || verbose >= 3))
+    if (!st || !xchg_report_due(&st->printed, c->cs, (int)best, !st->have || st->choice != best))
         return;
-    if ((int)best >= 0 && (int)best < 64)
-        st->printed |= 1ull << (int)best;
+    long verbose = setting_verbose(c);
     const int one_node = below && st->small == SMALL_NODE; /* the model decides */
     if (below && !rule && !one_node) {
         char why[700];
         no_rule_reason(c, f, s, why, sizeof why);
-        fprintf(stderr, "xchg: auto chose %s on P=%d: fewer than XCHG_AUTO_MIN_P (%ld) ranks "
-                "and no tuning-table rule for P=%d (%s)\n", name_of(best), s->P,
-                setting_auto_min_p(c), s->P, why);
+        xchg_report_choice(NULL, name_of(best), s->P, ": fewer than XCHG_AUTO_MIN_P (%ld) "
+                           "ranks and no tuning-table rule for P=%d (%s)",
+                           setting_auto_min_p(c), s->P, why);
         return;
     }
     char when[64], by[600] = "model";
@@ -444,18 +440,18 @@ static void report(xchg_call *c, const long long *f, int how, xchg_algo best, in
         snprintf(by, sizeof by, "tuning table rule at line %d of %s", rule, path);
     }
     if (below && !one_node) { /* a rule decides: its key, not the model's figures */
-        fprintf(stderr, "xchg: auto chose %s on P=%d (%s statistics, by %s): the busiest "
-                "rank's mean block %lld B; largest block %lld B\n", name_of(best), s->P, when,
-                by, s->P > 0 ? s->max_rank_bytes / s->P : 0, s->max_block_bytes);
+        xchg_report_choice(NULL, name_of(best), s->P, " (%s statistics, by %s): the busiest "
+                           "rank's mean block %lld B; largest block %lld B", when, by,
+                           s->P > 0 ? s->max_rank_bytes / s->P : 0, s->max_block_bytes);
         return;
     }
-    fprintf(stderr,
-            "xchg: auto chose %s on P=%d (%s statistics, by %s): "
+    xchg_report_choice(NULL, name_of(best), s->P,
+            " (%s statistics, by %s): "
             "model %.2f us, next %s %.2f us; largest block %lld B, busiest rank "
             "sends %lld B to %lld ranks, receives %lld B from %lld; off-node: "
             "busiest rank %lld/%lld B out/in, all ranks %lld of %lld B; %d ranks "
-            "per node; %lld posts\n",
-            name_of(best), s->P, when, by, r->best_t * 1e6,
+            "per node; %lld posts",
+            when, by, r->best_t * 1e6,
             r->second == XCHG_ALGO_INVALID ? "-" : name_of(r->second), r->second_t * 1e6,
             s->max_block_bytes, s->max_send_bytes, s->max_send_nnz, s->max_recv_bytes,
             s->max_recv_nnz, s->max_off_send, s->max_off_recv, s->sum_off_bytes, s->sum_bytes,
@@ -659,14 +655,14 @@ static int select_blocking(xchg_call *c, select_state *st, int below, xchg_algo 
     st->have = 1;
     *chosen = runnable(c, st);
     if (is_padded(*chosen)) { /* it needs no agreement of its own */
-        c->padded_agreed = 1;
-        c->padded_max_block = (uint64_t)f[XCHG_AF_MAX_BLOCK];
-        c->padded_budget = (uint64_t)-f[XCHG_AF_NEG_BUDGET];
+        st->agreed.max_block = (uint64_t)f[XCHG_AF_MAX_BLOCK];
+        st->agreed.min_budget = (uint64_t)-f[XCHG_AF_NEG_BUDGET];
+        c->agreed = &st->agreed;
     }
     return MPI_SUCCESS;
 }
 
-int xchg_select_alltoallv(xchg_call *c, xchg_algo *chosen)
+static int xchg_select_alltoallv(xchg_call *c, xchg_algo *chosen)
 {
     select_state *st = state_of(c, 1);
     if (!st)
@@ -744,14 +740,18 @@ static void arm(xchg_call *c, select_state *st, int on)
     c->cs->wait_hook = on ? &refresh_hook : NULL;
 }
 
-void xchg_select_abandon(xchg_call *c)
+/* A rank that leaves a call without running the algorithm (a local
+ * argument error) drops the refresh it armed, before anything was sent. */
+static void select_abandon(xchg_call *c)
 {
     select_state *st = c->cs->ext[XCHG_EXT_SELECT];
     if (st && st->armed && !st->started)
         arm(c, st, 0); /* nothing was sent: the refresh simply does not happen */
 }
 
-int xchg_select_finish(xchg_call *c)
+/* Completes the armed refresh once the algorithm has run (whatever it
+ * returned): every rank armed the same one. */
+static int select_finish(xchg_call *c)
 {
     select_state *st = c->cs->ext[XCHG_EXT_SELECT];
     if (!st || !st->armed)
@@ -770,4 +770,31 @@ int xchg_select_finish(xchg_call *c)
     schedule(c, st, 1, now, st->op.acc, best_t);
     st->choice = now;
     return MPI_SUCCESS;
+}
+
+int xchg_select_run(xchg_call *c, xchg_algo *algo, int failing)
+{
+    const int automatic = *algo == XCHG_ALGO_AUTO;
+    if (automatic) {
+        int rc = xchg_select_alltoallv(c, algo);
+        if (rc != MPI_SUCCESS)
+            return rc; /* nothing armed */
+    }
+    const xchg_algo_info *info = xchg_registry_find(*algo); /* the choice, looked up once */
+    if (failing && !info->agrees_errors) {
+        /* a cached choice that agrees nothing: the error stays local, and
+         * this rank's refresh never starts */
+        if (automatic)
+            select_abandon(c);
+        return c->arg_err;
+    }
+    int rc = info->run(c);
+    if (automatic) {
+        /* every rank ran it and armed the same refresh: complete it
+         * whatever happened */
+        int frc = select_finish(c);
+        if (rc == MPI_SUCCESS)
+            rc = frc;
+    }
+    return rc;
 }

@@ -7,17 +7,18 @@
 #include "alltoallv/algo.h"
 
 /* The automatic choice (src/select/select.c): the same on every rank.
- * xchg_select_alltoallv is for one-shot calls: it returns the choice
- * cached on the communicator and arms a nonblocking refresh from this
- * call's statistics, which xchg_call_waitall progresses and
- * xchg_select_finish completes (call it once the algorithm has run,
- * whatever it returned). xchg_select_alltoallv_now chooses from this
- * call's own statistics, blocking (persistent init). */
-int xchg_select_alltoallv(xchg_call *c, xchg_algo *chosen);
-int xchg_select_finish(xchg_call *c);
-/* A rank that leaves a call without running the algorithm (a local
- * argument error) drops the refresh it armed, before anything was sent. */
-void xchg_select_abandon(xchg_call *c);
+ * xchg_select_run is a one-shot call's whole scope: with *algo
+ * XCHG_ALGO_AUTO it takes the choice cached on the communicator (or
+ * agrees one, blocking), runs it with a nonblocking refresh from this
+ * call's statistics armed (xchg_call_waitall progresses it), and
+ * completes that refresh before returning, so no call can leave one
+ * open; any other *algo it just runs. failing: the call carries this
+ * rank's argument error (c->arg_err, empty blocks): only an algorithm
+ * whose agreement carries it runs, else the refresh is dropped before
+ * anything is sent and c->arg_err returned. *algo gets the choice.
+ * xchg_select_alltoallv_now chooses from this call's own statistics,
+ * blocking (persistent init). */
+int xchg_select_run(xchg_call *c, xchg_algo *algo, int failing);
 int xchg_select_alltoallv_now(xchg_call *c, xchg_algo *chosen);
 /* The one-time collective setup the automatic choice needs on cs, made
  * at a point every rank reaches together: the node map (auto's first,
@@ -41,13 +42,61 @@ int xchg_select_prepares(const xchg_comm_state *cs);
 struct xchg_nbr_stats;
 void xchg_model_neighbor(const struct xchg_nbr_stats *s, int polled, double *direct,
                          double *locality);
+/* Neighbour auto (model_neighbor.c), once per communicator, from
+ * locality's agreed statistics s (its census agrees the tuning table
+ * too): the table's neighbor rule for cs's P where every rank reads the
+ * same table (*line its line; XCHG_NEIGHBOR_INVALID: none), which the
+ * caller takes once the rule's analysis is made (xchg_select_neighbor_ruled
+ * reports it); else xchg_select_neighbor: the model's choice for blocking
+ * calls (*algo) and polled ones (*polled), reported. *printed: the
+ * communicator's record of what was reported. */
+xchg_neighbor_algo xchg_select_neighbor_rule(const xchg_comm_state *cs,
+                                             const struct xchg_nbr_stats *s, int *line);
+void xchg_select_neighbor_ruled(const xchg_comm_state *cs, unsigned long long *printed,
+                                xchg_neighbor_algo algo, int line);
+void xchg_select_neighbor(const xchg_comm_state *cs, const struct xchg_nbr_stats *s,
+                          unsigned long long *printed, xchg_neighbor_algo *algo,
+                          xchg_neighbor_algo *polled);
 /* The tuning table's key on this rank (XCHG_TUNING_FILE's checksum, as a
  * double that reductions keep exact; 0: no table): what a neighbour
  * census agrees so that xchg_model_neighbor takes the table's constants
  * only where every rank read the same table. */
 double xchg_table_key(void);
+
+/* XCHG_TUNING_FILE into out (""): whether it is set. */
+int xchg_table_path(char *out, size_t len);
+/* The table's first neighbor rule for P ranks, and its line;
+ * XCHG_NEIGHBOR_INVALID where none applies. */
+xchg_neighbor_algo xchg_table_neighbor(int P, int *line);
+/* Whether this rank may use its table's rules where a family's own
+ * collective agreed the table: agreed_key is xchg_table_key() where every
+ * rank read the same table, else 0; differ, where the ranks' tables
+ * differ. Says (rank 0, once per process) why a table cannot be used. */
+int xchg_table_use(int rank, double agreed_key, int differ);
 /* rank0: says on stderr why this process's table cannot be used, once per
  * process and file (every family that reads the table calls it). */
 void xchg_table_warn(int rank0);
+
+/* XCHG_VERBOSE's report of an automatic choice, one format and one rule
+ * for every family (report.c). Whether rank 0 reports choosing algo now
+ * (changed: it differs from the communicator's previous choice);
+ * *printed, a bit per algorithm id already named on the communicator,
+ * kept by the family's state, gets algo's. */
+int xchg_report_due(unsigned long long *printed, const xchg_comm_state *cs, int algo,
+                    int changed);
+/* Prints "xchg: [FAMILY ]auto chose NAME on P=N" and then why (a printf
+ * format; it starts with its own separator, " (" or ": "). */
+void xchg_report_choice(const char *family, const char *name, int P, const char *why, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Sparse auto (sparse_rules.c): the first of its measured rules that
+ * applies on cs's P given ss's last census; *why names it. The same on
+ * every rank (the census is a collective's result; the node layout a rule
+ * may ask for is made collectively on first use). No collective of its
+ * own, so no tuning table either: the table cannot be agreed for free
+ * before a sparse call. */
+struct xchg_sparse_state;
+xchg_sparse_algo xchg_select_sparse(xchg_comm_state *cs, struct xchg_sparse_state *ss,
+                                    char *why, size_t whylen);
 
 #endif /* XCHG_SELECT_H */

@@ -121,8 +121,6 @@ int xchg_table_covers(int P);
 /* Checksum of the table XCHG_TUNING_FILE names (0: none, or it cannot be
  * read or parsed). */
 unsigned long long xchg_table_checksum(void);
-/* XCHG_TUNING_FILE into out (""): whether it is set. */
-int xchg_table_path(char *out, size_t len);
 /* rank0: says on stderr, once per process, that the ranks' tables differ
  * (unless this rank's own cannot be used: xchg_table_warn said so). */
 void xchg_table_warn_differ(int rank0);

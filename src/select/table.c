@@ -10,6 +10,7 @@
  * and file, by a rank 0 (xchg_table_warn): never ignored in silence.
  */
 #include "select_internal.h"
+#include "neighbor/neighbor_internal.h"
 
 #include <errno.h>
 #include <math.h>
@@ -24,6 +25,13 @@ typedef struct rule {
     int line;
 } rule;
 
+/* A neighbour rule: on PMIN..PMAX ranks. */
+typedef struct nbr_rule {
+    long long pmin, pmax;
+    xchg_neighbor_algo algo;
+    int line;
+} nbr_rule;
+
 #define MAX_RULES 256
 #define MAX_WORDS 8
 
@@ -32,6 +40,8 @@ static char loaded_path[1024];
 static int loaded;             /* path above has been read */
 static rule rules[MAX_RULES];
 static int nrules;
+static nbr_rule nrules_nbr[MAX_RULES];
+static int nnbr;
 static double t_alpha, t_beta, t_copy, t_overhead; /* 0: not set */
 static unsigned long long checksum;
 static char problem[512];      /* why the table is not used ("line 3: ..."); "" if it is */
@@ -71,28 +81,52 @@ static int parse_integer(const char *s, long long lo, long long *v)
     return !errno && end != s && !*end && *v >= lo;
 }
 
-/* A rule's fields w[1..5]; 0, or -1 with why. */
-static int parse_rule(char **w, int n, rule *r, char *why, size_t len)
+/* The ranges of a rule line: n words, w[0] the keyword, then the fields
+ * in form (e.g. "PMIN PMAX BMIN BMAX ALGO"), whose pairs of integers come
+ * before the algorithm's name: v[2k] and v[2k + 1] are field pair k,
+ * at least 1 for the rank counts (k = 0), else 0, described by unit[k].
+ * 0, or -1 with why. */
+static int parse_ranges(char **w, int n, const char *form, int npairs, long long *const v[],
+                        const char *const unit[], char *why, size_t len)
 {
-    if (n != 6) {
-        snprintf(why, len, "a rule has 5 fields (rule PMIN PMAX BMIN BMAX ALGO), this one %s%d",
+    if (n != 2 * npairs + 2) {
+        int plain = strcmp(w[0], "rule") == 0; /* "a rule", "a neighbor rule" */
+        snprintf(why, len, "a %s%srule has %d fields (%s %s), this one %s%d",
+                 plain ? "" : w[0], plain ? "" : " ", 2 * npairs + 1, w[0], form,
                  n > MAX_WORDS ? "more than " : "", n > MAX_WORDS ? MAX_WORDS - 1 : n - 1);
         return -1;
     }
-    static const char *const field[] = {"PMIN", "PMAX", "BMIN", "BMAX"};
-    long long *v[] = {&r->pmin, &r->pmax, &r->bmin, &r->bmax};
-    for (int i = 0; i < 4; i++)
-        if (!parse_integer(w[1 + i], i < 2 ? 1 : 0, v[i])) {
-            snprintf(why, len, "%s '%s' is not %s", field[i], w[1 + i],
-                     i < 2 ? "a rank count (an integer >= 1)" : "a byte count (an integer >= 0)");
+    char field[2][16];
+    for (int k = 0; k < npairs; k++) {
+        /* the pair's names: the form's words 2k and 2k + 1 */
+        const char *f = form;
+        for (int skip = 0; skip < 2 * k; skip++)
+            f = strchr(f, ' ') + 1;
+        sscanf(f, "%15s %15s", field[0], field[1]);
+        for (int i = 0; i < 2; i++)
+            if (!parse_integer(w[1 + 2 * k + i], k == 0 ? 1 : 0, v[2 * k + i])) {
+                snprintf(why, len, "%s '%s' is not %s (an integer >= %d)", field[i],
+                         w[1 + 2 * k + i], unit[k], k == 0 ? 1 : 0);
+                return -1;
+            }
+        if (*v[2 * k] > *v[2 * k + 1]) {
+            snprintf(why, len, "%s %lld > %s %lld: the rule covers nothing", field[0], *v[2 * k],
+                     field[1], *v[2 * k + 1]);
             return -1;
         }
-    if (r->pmin > r->pmax || r->bmin > r->bmax) {
-        int p = r->pmin > r->pmax;
-        snprintf(why, len, "%s %lld > %s %lld: the rule covers nothing", p ? "PMIN" : "BMIN",
-                 p ? r->pmin : r->bmin, p ? "PMAX" : "BMAX", p ? r->pmax : r->bmax);
-        return -1;
     }
+    return 0;
+}
+
+static const char *const RANKS = "a rank count";
+
+/* A rule's fields w[1..5]; 0, or -1 with why. */
+static int parse_rule(char **w, int n, rule *r, char *why, size_t len)
+{
+    long long *const v[] = {&r->pmin, &r->pmax, &r->bmin, &r->bmax};
+    static const char *const unit[] = {RANKS, "a byte count"};
+    if (parse_ranges(w, n, "PMIN PMAX BMIN BMAX ALGO", 2, v, unit, why, len))
+        return -1;
     const xchg_algo_info *info = xchg_registry_find_name(w[5]);
     if (!info) {
         snprintf(why, len, strcmp(w[5], "auto") == 0
@@ -106,6 +140,22 @@ static int parse_rule(char **w, int n, rule *r, char *why, size_t len)
         return -1;
     }
     r->algo = info->id;
+    return 0;
+}
+
+/* A neighbour rule's fields w[1..3]; 0, or -1 with why. */
+static int parse_neighbor(char **w, int n, nbr_rule *r, char *why, size_t len)
+{
+    long long *const v[] = {&r->pmin, &r->pmax};
+    static const char *const unit[] = {RANKS};
+    if (parse_ranges(w, n, "PMIN PMAX ALGO", 1, v, unit, why, len))
+        return -1;
+    const xchg_neighbor_info *info = xchg_neighbor_registry_find_name(w[3]);
+    r->algo = info ? info->id : XCHG_NEIGHBOR_INVALID;
+    if (!info || r->algo == XCHG_NEIGHBOR_MPICH_MODEL) { /* a baseline, never a choice */
+        snprintf(why, len, "a neighbor rule names direct or locality, not '%s'", w[3]);
+        return -1;
+    }
     return 0;
 }
 
@@ -126,9 +176,21 @@ static int parse_line(char **w, int n, int lineno, char *why, size_t len)
             }
             return 0;
         }
+    if (strcmp(w[0], "neighbor") == 0) {
+        nbr_rule r;
+        if (parse_neighbor(w, n, &r, why, len))
+            return -1;
+        if (nnbr == MAX_RULES) {
+            snprintf(why, len, "more than %d neighbor rules", MAX_RULES);
+            return -1;
+        }
+        r.line = lineno;
+        nrules_nbr[nnbr++] = r;
+        return 0;
+    }
     if (strcmp(w[0], "rule") != 0) {
-        snprintf(why, len, "unknown keyword '%s' (a line is alpha, beta, copy, overhead or "
-                 "rule)", w[0]);
+        snprintf(why, len, "unknown keyword '%s' (a line is alpha, beta, copy, overhead, "
+                 "rule or neighbor)", w[0]);
         return -1;
     }
     rule r;
@@ -146,7 +208,7 @@ static int parse_line(char **w, int n, int lineno, char *why, size_t len)
 /* No rules, no constants (table_lock held). */
 static void clear(void)
 {
-    nrules = 0;
+    nrules = nnbr = 0;
     t_alpha = t_beta = t_copy = t_overhead = 0;
 }
 
@@ -301,4 +363,28 @@ xchg_algo xchg_table_lookup(const xchg_pattern_stats *s, int *line)
             }
     pthread_mutex_unlock(&table_lock);
     return found;
+}
+
+xchg_neighbor_algo xchg_table_neighbor(int P, int *line)
+{
+    xchg_neighbor_algo found = XCHG_NEIGHBOR_INVALID;
+    *line = 0;
+    pthread_mutex_lock(&table_lock);
+    if (current() && checksum != 0)
+        for (int i = 0; i < nnbr; i++)
+            if (P >= nrules_nbr[i].pmin && P <= nrules_nbr[i].pmax) {
+                found = nrules_nbr[i].algo;
+                *line = nrules_nbr[i].line;
+                break;
+            }
+    pthread_mutex_unlock(&table_lock);
+    return found;
+}
+
+int xchg_table_use(int rank, double agreed_key, int differ)
+{
+    xchg_table_warn(rank == 0);
+    if (differ)
+        xchg_table_warn_differ(rank == 0);
+    return agreed_key != 0 && agreed_key == xchg_table_key();
 }

@@ -218,70 +218,56 @@ static void nl_free(nl_run *r)
     free(r->req2);
 }
 
-int xchg_sparse_nbx_loc(xchg_sparse_call *s)
+/* Step 1: the bundles to node-mates (this rank's own share stays here),
+ * and this rank's message to itself. *n1: the step-1 sends, which A waits
+ * for. A local failure is noted (the run goes on); an MPI one returned. */
+static int send_step1(nl_run *r, int tag1, int *n1)
 {
-    nl_run r;
-    memset(&r, 0, sizeof r);
-    r.s = s;
-    if (xchg_loc_begin(s, &r.x) != MPI_SUCCESS) {
-        s->ran = XCHG_SPARSE_NBX; /* no node layout, on every rank alike */
-        return xchg_sparse_nbx(s);
-    }
-    const int tag1 = xchg_sparse_tag(s, XCHG_SPARSE_TAG_LOC_GATHER);
-    const int tag2 = xchg_sparse_tag(s, XCHG_SPARSE_TAG_LOC_PAIR);
-    const int tag3 = xchg_sparse_tag(s, XCHG_SPARSE_TAG_LOC_SCATTER);
-    const int diss = s->cs->settings.nbx_dissemination;
-    MPI_Comm node = r.x.nl->node;
-
-    /* step 1: bundles to node-mates (this rank's own share stays here) */
+    xchg_sparse_call *s = r->s;
     xchg_loc_items own = {0};
-    int rc = grow((void **)&r.req, &r.capreq, r.x.L, sizeof *r.req);
-    if (rc == MPI_SUCCESS)
-        rc = grow((void **)&r.req2, &r.capreq2, 1, sizeof *r.req2);
-    if (rc != MPI_SUCCESS) { /* as nbx, before any message */
-        nl_free(&r);
-        return rc;
-    }
-    int e = xchg_loc_route_own(s, &r.x, &own, &r.mine);
+    int rc = MPI_SUCCESS;
+    int e = xchg_loc_route_own(s, &r->x, &own, &r->mine);
     xchg_loc_out o;
     if (e == MPI_SUCCESS)
-        e = xchg_loc_write(s, &own, r.x.L, 0, 0, "nbx_loc: messages to the node", &o);
+        e = xchg_loc_write(s, &own, r->x.L, 0, 0, "nbx_loc: messages to the node", &o);
     xchg_loc_items_free(&own);
     if (e == MPI_SUCCESS)
-        rc = send_bundles(&r, &o, 1, tag1);
+        rc = send_bundles(r, &o, 1, tag1);
     else
-        note(&r, e);
-    int n1 = r.nreq; /* step-1 sends: A waits for them */
+        note(r, e);
+    *n1 = r->nreq;
     if (rc == MPI_SUCCESS) {
         e = xchg_sparse_deliver_self(s);
         if (e != MPI_SUCCESS)
-            note(&r, e);
+            note(r, e);
     }
+    return rc;
+}
 
+/* The three census barriers (A on the node, G on all, B on the node) with
+ * the messages of steps 1-3 drained before each test. tag[k]: step k+1's
+ * tag. */
+static int census(nl_run *r, int n1, const int tag[3])
+{
+    xchg_sparse_call *s = r->s;
+    const int diss = s->cs->settings.nbx_dissemination;
+    MPI_Comm node = r->x.nl->node;
     /* phase: 0 step 1 sends pending, 1 in A, 2 aggregates pending,
      * 3 in G, 4 G done (forwards pending), 5 in B, 6 done */
     xchg_ibarrier bar;
-    int phase = 0, in_bar = 0;
+    int phase = 0, in_bar = 0, rc = MPI_SUCCESS;
     while (rc == MPI_SUCCESS && phase < 6) {
-        int flag = 0;
-        MPI_Status st;
         /* drain what can still come before testing: step 1 until A, 2
          * until G, 3 until B completes */
-        if (phase < 2 && (rc = MPI_Iprobe(MPI_ANY_SOURCE, tag1, s->comm, &flag, &st)) ==
-                             MPI_SUCCESS && flag) {
-            rc = on_message(&r, &st, tag1, 1);
-            continue;
+        int flag = 0, step;
+        MPI_Status st;
+        for (step = phase < 2 ? 1 : phase < 4 ? 2 : 3; step <= 3; step++) {
+            rc = MPI_Iprobe(MPI_ANY_SOURCE, tag[step - 1], s->comm, &flag, &st);
+            if (rc != MPI_SUCCESS || flag)
+                break;
         }
-        if (rc == MPI_SUCCESS && phase < 4 &&
-            (rc = MPI_Iprobe(MPI_ANY_SOURCE, tag2, s->comm, &flag, &st)) == MPI_SUCCESS &&
-            flag) {
-            rc = on_message(&r, &st, tag2, 2);
-            continue;
-        }
-        if (rc == MPI_SUCCESS &&
-            (rc = MPI_Iprobe(MPI_ANY_SOURCE, tag3, s->comm, &flag, &st)) == MPI_SUCCESS &&
-            flag) {
-            rc = on_message(&r, &st, tag3, 3);
+        if (rc == MPI_SUCCESS && flag) {
+            rc = on_message(r, &st, tag[step - 1], step);
             continue;
         }
         if (rc != MPI_SUCCESS)
@@ -290,8 +276,8 @@ int xchg_sparse_nbx_loc(xchg_sparse_call *s)
         switch (phase) {
         case 0: /* A once the step-1 bundles are taken */
         case 2: /* G once the aggregates are taken */
-            rc = phase == 0 ? MPI_Testall(n1, r.req, &done, MPI_STATUSES_IGNORE)
-                            : MPI_Testall(r.nreq2, r.req2, &done, MPI_STATUSES_IGNORE);
+            rc = phase == 0 ? MPI_Testall(n1, r->req, &done, MPI_STATUSES_IGNORE)
+                            : MPI_Testall(r->nreq2, r->req2, &done, MPI_STATUSES_IGNORE);
             if (rc == MPI_SUCCESS && done) {
                 rc = xchg_ibarrier_start(&bar, phase == 0 ? node : s->comm, s->tag_barrier,
                                          diss);
@@ -306,14 +292,14 @@ int xchg_sparse_nbx_loc(xchg_sparse_call *s)
             if (rc == MPI_SUCCESS && done) {
                 in_bar = 0;
                 phase++;
-                if (phase == 2 && r.x.N == 1)
+                if (phase == 2 && r->x.N == 1)
                     phase = 6; /* one node: A was every rank's, nothing to relay */
                 else if (phase == 2)
-                    rc = send_aggregates(&r);
+                    rc = send_aggregates(r);
             }
             break;
         case 4: /* B once G is done and every forward is taken */
-            rc = MPI_Testall(r.nreq, r.req, &done, MPI_STATUSES_IGNORE);
+            rc = MPI_Testall(r->nreq, r->req, &done, MPI_STATUSES_IGNORE);
             if (rc == MPI_SUCCESS && done) {
                 rc = xchg_ibarrier_start(&bar, node, s->tag_barrier, diss);
                 in_bar = rc == MPI_SUCCESS;
@@ -324,6 +310,32 @@ int xchg_sparse_nbx_loc(xchg_sparse_call *s)
     }
     if (in_bar)
         xchg_ibarrier_free(&bar);
+    return rc;
+}
+
+int xchg_sparse_nbx_loc(xchg_sparse_call *s)
+{
+    nl_run r;
+    memset(&r, 0, sizeof r);
+    r.s = s;
+    if (xchg_loc_begin(s, &r.x) != MPI_SUCCESS) {
+        s->ran = XCHG_SPARSE_NBX; /* no node layout, on every rank alike */
+        return xchg_sparse_run(XCHG_SPARSE_NBX, s);
+    }
+    const int tag[3] = {xchg_sparse_tag(s, XCHG_SPARSE_TAG_LOC_GATHER),
+                        xchg_sparse_tag(s, XCHG_SPARSE_TAG_LOC_PAIR),
+                        xchg_sparse_tag(s, XCHG_SPARSE_TAG_LOC_SCATTER)};
+    int rc = grow((void **)&r.req, &r.capreq, r.x.L, sizeof *r.req);
+    if (rc == MPI_SUCCESS)
+        rc = grow((void **)&r.req2, &r.capreq2, 1, sizeof *r.req2);
+    if (rc != MPI_SUCCESS) { /* as nbx, before any message */
+        nl_free(&r);
+        return rc;
+    }
+    int n1 = 0;
+    rc = send_step1(&r, tag[0], &n1);
+    if (rc == MPI_SUCCESS)
+        rc = census(&r, n1, tag);
     nl_free(&r);
     return rc != MPI_SUCCESS ? rc : r.lerr;
 }

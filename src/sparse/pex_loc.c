@@ -330,7 +330,7 @@ int xchg_sparse_pex_loc(xchg_sparse_call *s)
     r.s = s;
     if (xchg_loc_begin(s, &r.x) != MPI_SUCCESS) {
         s->ran = XCHG_SPARSE_PEX; /* no node layout, on every rank alike */
-        return xchg_sparse_pex(s);
+        return xchg_sparse_run(XCHG_SPARSE_PEX, s);
     }
     int rc = pl_alloc(&r);
     if (rc != MPI_SUCCESS) {

@@ -51,20 +51,18 @@ typedef struct xchg_sparse_state {
     unsigned long calls;  /* sparse calls so far: the same on all ranks */
     /* What the last census collective (pex's alltoall, rsx's
      * reduce_scatter) carried besides the counts: the remote messages of
-     * all ranks, each rank's number clipped to XCHG_SPARSE_DEGREE_CLIP;
-     * -1 before any census. Read from the collective's result, so the same
-     * on every rank; sparse auto chooses the next call from it. */
+     * all ranks, each clipped to XCHG_SPARSE_DEGREE_CLIP; -1 before any.
+     * The same on every rank; sparse auto chooses the next call from it. */
     long long census_msgs;
-    unsigned auto_printed;       /* XCHG_VERBOSE: bit per algorithm auto has named */
-    xchg_sparse_algo auto_last;  /* auto's last choice (-1 none) */
+    unsigned long long auto_printed; /* XCHG_VERBOSE: what sparse auto has named */
+    xchg_sparse_algo auto_last;      /* its last choice (-1 none) */
     MPI_Win win;          /* rma: window of P ints, created on first use */
     int *wincounts;
     int winsize;
     struct xchg_sparse_state *next_live; /* rma.c's list of live windows */
 } xchg_sparse_state;
 
-/* Frees the rma window of a state, if it still has one (rma.c). */
-void xchg_sparse_window_free(xchg_sparse_state *ss);
+void xchg_sparse_window_free(xchg_sparse_state *ss); /* rma.c: its window, if any */
 
 typedef struct xchg_sparse_call {
     /* set by an algorithm that hands the call to another (pex_loc and
@@ -96,13 +94,14 @@ typedef struct xchg_sparse_call {
 
 typedef int (*xchg_sparse_fn)(xchg_sparse_call *s);
 
+/* An entry of algos.def (registry.c), in the alltoallv registry's shape. */
 typedef struct xchg_sparse_info {
     xchg_sparse_algo id;
     const char *name;
-    xchg_sparse_fn run;
     const char *desc; /* one line: when it wins */
-    /* Whether its agreement collective carries one rank's argument error
-     * on P ranks (NULL: never). */
+    xchg_sparse_fn run;
+    /* Whether its census carries one rank's argument error on P ranks
+     * (NULL: never). */
     int (*carries_errors)(int P);
 } xchg_sparse_info;
 
@@ -110,18 +109,14 @@ const xchg_sparse_info *xchg_sparse_registry_find(xchg_sparse_algo id);
 const xchg_sparse_info *xchg_sparse_registry_find_name(const char *name);
 int xchg_sparse_registry_count(void);
 const xchg_sparse_info *xchg_sparse_registry_at(int i);
+/* Runs algorithm algo (one of the registry's) on s: how one algorithm
+ * hands a call to another. */
+int xchg_sparse_run(xchg_sparse_algo algo, xchg_sparse_call *s);
+int xchg_sparse_always(int P);
 
-int xchg_sparse_pex(xchg_sparse_call *s);
-int xchg_sparse_rsx(xchg_sparse_call *s);
-int xchg_sparse_nbx(xchg_sparse_call *s);
-int xchg_sparse_rma(xchg_sparse_call *s);
-int xchg_sparse_pex_loc(xchg_sparse_call *s);
-int xchg_sparse_nbx_loc(xchg_sparse_call *s);
-
-/* Mean ranks per node of cs's node layout, for sparse auto's rules of the
- * node-aggregated algorithms; 0 where the layout cannot be made. Makes the
- * layout on first use (collective over cs->pcomm, agreed: the same on every
- * rank); the same tables every rank holds, so the same answer everywhere. */
+/* Mean ranks per node of cs's node layout (sparse auto's rules); 0 where
+ * it cannot be made. Makes it on first use (collective, agreed), so the
+ * same answer on every rank. */
 double xchg_sparse_ranks_per_node(xchg_comm_state *cs);
 
 /* Tag `off` (XCHG_SPARSE_TAG_*) of this call's parity. */
@@ -132,8 +127,7 @@ static inline int xchg_sparse_tag(const xchg_sparse_call *s, int off)
 
 /* A rank's remote messages as it adds them to a census, clipped: the
  * census folds them into the ints it sends anyway (6 bits in pex's, a
- * multiple of P in rsx's), and the choice only needs to tell a few
- * messages per rank from many. */
+ * multiple of P in rsx's); auto only tells few messages from many. */
 enum { XCHG_SPARSE_DEGREE_CLIP = 63 };
 int xchg_sparse_census_degree(const xchg_sparse_call *s);
 
