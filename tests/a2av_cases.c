@@ -300,3 +300,80 @@ const char *a2av_err_msg(int rc)
         xchg_error_string(rc, msg, &len);
     return msg;
 }
+
+void a2av_bytes_make(a2av_bytes *x, int *sc, MPI_Comm comm)
+{
+    int P, rank;
+    MPI_Comm_size(comm, &P);
+    MPI_Comm_rank(comm, &rank);
+    x->sc = sc;
+    x->sd = calloc((size_t)P, sizeof(int));
+    x->rc = calloc((size_t)P, sizeof(int));
+    x->rd = calloc((size_t)P, sizeof(int));
+    MPI_Alltoall(sc, 1, MPI_INT, x->rc, 1, MPI_INT, comm);
+    int st = 0;
+    x->rt = 0;
+    for (int j = 0; j < P; j++) {
+        x->sd[j] = st;
+        st += sc[j];
+        x->rd[j] = x->rt;
+        x->rt += x->rc[j];
+    }
+    x->sb = malloc((size_t)st + 1);
+    x->ref = calloc((size_t)x->rt + 1, 1);
+    x->out = calloc((size_t)x->rt + 1, 1);
+    for (int k = 0; k < st; k++)
+        x->sb[k] = (char)(rank * 31 + k * 7);
+    MPI_Alltoallv(x->sb, sc, x->sd, MPI_BYTE, x->ref, x->rc, x->rd, MPI_BYTE, comm);
+}
+
+int a2av_bytes_same(const a2av_bytes *x)
+{
+    return memcmp(x->ref, x->out, (size_t)x->rt) == 0;
+}
+
+void a2av_bytes_free(a2av_bytes *x)
+{
+    free(x->sc);
+    free(x->sd);
+    free(x->rc);
+    free(x->rd);
+    free(x->sb);
+    free(x->ref);
+    free(x->out);
+    memset(x, 0, sizeof *x);
+}
+
+int a2av_bytes_run(a2av_bytes *x, int how, int starts, MPI_Comm comm, int *ran)
+{
+    xchg_request req = NULL;
+    int e;
+    *ran = XCHG_ALGO_INVALID;
+    if (how == A2AV_BLOCKING) {
+        e = xchg_alltoallv(x->sb, x->sc, x->sd, MPI_BYTE, x->out, x->rc, x->rd, MPI_BYTE, comm);
+    } else if (how == A2AV_NONBLOCKING) {
+        e = xchg_ialltoallv(x->sb, x->sc, x->sd, MPI_BYTE, x->out, x->rc, x->rd, MPI_BYTE,
+                            comm, &req);
+        if (e == MPI_SUCCESS)
+            e = xchg_wait(req);
+    } else {
+        e = xchg_alltoallv_init(x->sb, x->sc, x->sd, MPI_BYTE, x->out, x->rc, x->rd, MPI_BYTE,
+                                comm, MPI_INFO_NULL, &req);
+        for (int k = 0; k < starts && e == MPI_SUCCESS; k++) {
+            memset(x->out, 0, (size_t)x->rt + 1);
+            e = xchg_start(req);
+            if (e == MPI_SUCCESS)
+                e = xchg_wait(req);
+        }
+        if (e == MPI_SUCCESS)
+            *ran = xchg_request_algo(req);
+    }
+    if (req)
+        xchg_request_free(&req);
+    if (how != A2AV_PERSISTENT) {
+        xchg_stats s;
+        xchg_get_stats(comm, &s);
+        *ran = s.algo;
+    }
+    return e;
+}

@@ -57,6 +57,26 @@ typedef int (*a2av_runner)(void *ctx, const void *sendbuf, const int sendcounts[
 int a2av_case_check(const a2av_case *c, MPI_Comm comm, a2av_runner run, void *ctx,
                     char *why, size_t whylen);
 
+/* A byte exchange for the tests of auto: the send counts sc (P ints,
+ * malloc'd by the caller, owned from here), the receive counts by
+ * MPI_Alltoall on comm, packed displacements, a send buffer filled from
+ * the rank, MPI_Alltoallv's result (ref) and a zeroed buffer of the same
+ * size for the exchange under test (out). Collective over comm. */
+typedef struct a2av_bytes {
+    int *sc, *sd, *rc, *rd;
+    char *sb, *ref, *out;
+    int rt; /* bytes received */
+} a2av_bytes;
+void a2av_bytes_make(a2av_bytes *x, int *sc, MPI_Comm comm);
+int a2av_bytes_same(const a2av_bytes *x); /* out equals ref */
+void a2av_bytes_free(a2av_bytes *x);
+/* Runs x through xchg on comm (out zeroed before every start): blocking
+ * (how 0), nonblocking (1) or a persistent request started `starts`
+ * times (2). Returns xchg's code; *ran gets what ran (the request's
+ * algorithm where persistent, else xchg_get_stats's). */
+enum { A2AV_BLOCKING, A2AV_NONBLOCKING, A2AV_PERSISTENT };
+int a2av_bytes_run(a2av_bytes *x, int how, int starts, MPI_Comm comm, int *ran);
+
 /* Lists used by the drivers. */
 extern const char *const a2av_patterns[];
 extern const char *const a2av_layouts[];

@@ -43,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "a2av_cases.h"
 #include "check.h"
 
 static int rank, P, npass, nfail;
@@ -69,38 +70,30 @@ enum { TINY = 0, LARGE = 1, SELF_LARGE = 2 };
  * the result equals MPI_Alltoallv's. */
 static xchg_algo exchange_as(int kind, MPI_Comm comm, int *correct, int nonblocking)
 {
-    int *sc = calloc(P, sizeof(int)), *sd = calloc(P, sizeof(int));
-    int *rc = calloc(P, sizeof(int)), *rd = calloc(P, sizeof(int));
+    int *sc = calloc(P, sizeof(int));
     for (int j = 0; j < P; j++)
         sc[j] = kind == LARGE || (kind == SELF_LARGE && j == rank)
                     ? 4096 + (rank * 13 + j * 7) % 100
                     : 1 + (rank + j) % 4;
-    MPI_Alltoall(sc, 1, MPI_INT, rc, 1, MPI_INT, comm);
-    int st = 0, rt = 0;
-    for (int j = 0; j < P; j++) {
-        sd[j] = st; st += sc[j];
-        rd[j] = rt; rt += rc[j];
-    }
-    char *sb = malloc(st + 1), *r1 = calloc(rt + 1, 1), *r2 = calloc(rt + 1, 1);
-    for (int k = 0; k < st; k++)
-        sb[k] = (char)(rank * 31 + k * 7);
-    MPI_Alltoallv(sb, sc, sd, MPI_BYTE, r1, rc, rd, MPI_BYTE, comm);
+    a2av_bytes x;
+    a2av_bytes_make(&x, sc, comm);
     int e;
     if (nonblocking) {
         xchg_request req = NULL;
-        e = xchg_ialltoallv(sb, sc, sd, MPI_BYTE, r2, rc, rd, MPI_BYTE, comm, &req);
+        e = xchg_ialltoallv(x.sb, x.sc, x.sd, MPI_BYTE, x.out, x.rc, x.rd, MPI_BYTE, comm,
+                            &req);
         if (e == MPI_SUCCESS)
             e = xchg_wait(req);
         if (req)
             xchg_request_free(&req);
     } else {
-        e = xchg_alltoallv(sb, sc, sd, MPI_BYTE, r2, rc, rd, MPI_BYTE, comm);
+        e = xchg_alltoallv(x.sb, x.sc, x.sd, MPI_BYTE, x.out, x.rc, x.rd, MPI_BYTE, comm);
     }
-    *correct = e == MPI_SUCCESS && memcmp(r1, r2, rt) == 0;
+    *correct = e == MPI_SUCCESS && a2av_bytes_same(&x);
     last_err = e;
     xchg_stats s;
     xchg_get_stats(comm, &s);
-    free(sc); free(sd); free(rc); free(rd); free(sb); free(r1); free(r2);
+    a2av_bytes_free(&x);
     return e == MPI_SUCCESS ? s.algo : XCHG_ALGO_INVALID;
 }
 

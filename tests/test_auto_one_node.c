@@ -27,12 +27,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "a2av_cases.h"
 #include "check.h"
 
 static int rank, P, npass, nfail;
 
 enum { DENSE, RING };
-enum { BLOCKING, NONBLOCKING, PERSISTENT };
+enum { BLOCKING = A2AV_BLOCKING, NONBLOCKING = A2AV_NONBLOCKING, PERSISTENT = A2AV_PERSISTENT };
 
 static MPI_Comm fresh(void)
 {
@@ -68,50 +69,15 @@ static int mpi_shares_memory(void)
  * equals MPI_Alltoallv's. */
 static xchg_algo exchange(MPI_Comm comm, int pattern, int bytes, int how, int *ok)
 {
-    int *sc = calloc(P, sizeof(int)), *sd = calloc(P, sizeof(int));
-    int *rc = calloc(P, sizeof(int)), *rd = calloc(P, sizeof(int));
+    int *sc = calloc(P, sizeof(int));
     for (int j = 0; j < P; j++)
         sc[j] = pattern == DENSE || j == (rank + 1) % P ? bytes : 0;
-    MPI_Alltoall(sc, 1, MPI_INT, rc, 1, MPI_INT, comm);
-    int st = 0, rt = 0;
-    for (int j = 0; j < P; j++) {
-        sd[j] = st; st += sc[j];
-        rd[j] = rt; rt += rc[j];
-    }
-    char *sb = malloc(st + 1), *r1 = calloc(rt + 1, 1), *r2 = calloc(rt + 1, 1);
-    for (int k = 0; k < st; k++)
-        sb[k] = (char)(rank * 31 + k * 7);
-    MPI_Alltoallv(sb, sc, sd, MPI_BYTE, r1, rc, rd, MPI_BYTE, comm);
-    xchg_algo ran = XCHG_ALGO_INVALID;
-    xchg_request req = NULL;
-    int e;
-    if (how == BLOCKING) {
-        e = xchg_alltoallv(sb, sc, sd, MPI_BYTE, r2, rc, rd, MPI_BYTE, comm);
-    } else if (how == NONBLOCKING) {
-        e = xchg_ialltoallv(sb, sc, sd, MPI_BYTE, r2, rc, rd, MPI_BYTE, comm, &req);
-        if (e == MPI_SUCCESS)
-            e = xchg_wait(req);
-    } else {
-        e = xchg_alltoallv_init(sb, sc, sd, MPI_BYTE, r2, rc, rd, MPI_BYTE, comm,
-                                MPI_INFO_NULL, &req);
-        for (int k = 0; k < 3 && e == MPI_SUCCESS; k++) {
-            memset(r2, 0, rt + 1);
-            e = xchg_start(req);
-            if (e == MPI_SUCCESS)
-                e = xchg_wait(req);
-        }
-        if (e == MPI_SUCCESS)
-            ran = xchg_request_algo(req);
-    }
-    if (req)
-        xchg_request_free(&req);
-    xchg_stats s;
-    xchg_get_stats(comm, &s);
-    if (how != PERSISTENT)
-        ran = s.algo;
-    *ok = e == MPI_SUCCESS && memcmp(r1, r2, rt) == 0;
-    free(sc); free(sd); free(rc); free(rd); free(sb); free(r1); free(r2);
-    return e == MPI_SUCCESS ? ran : XCHG_ALGO_INVALID;
+    a2av_bytes x;
+    a2av_bytes_make(&x, sc, comm);
+    int ran, e = a2av_bytes_run(&x, how, 3, comm, &ran);
+    *ok = e == MPI_SUCCESS && a2av_bytes_same(&x);
+    a2av_bytes_free(&x);
+    return e == MPI_SUCCESS ? (xchg_algo)ran : XCHG_ALGO_INVALID;
 }
 
 static const char *name(xchg_algo a)

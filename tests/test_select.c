@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "a2av_cases.h"
 #include "check.h"
 
 static int rank, P, npass, nfail;
@@ -22,25 +23,17 @@ static int rank, P, npass, nfail;
  * algorithm and checks the result against MPI_Alltoallv. */
 static xchg_algo run_pattern(int scale, int sparse, int *correct)
 {
-    int *sc = calloc(P, sizeof(int)), *sd = calloc(P, sizeof(int));
-    int *rc = calloc(P, sizeof(int)), *rd = calloc(P, sizeof(int));
+    int *sc = calloc(P, sizeof(int));
     for (int j = 0; j < P; j++)
         sc[j] = sparse && (rank + j) % 3 ? 0 : scale * (1 + (rank * 7 + j * 3) % 5) * (rank + 1);
-    MPI_Alltoall(sc, 1, MPI_INT, rc, 1, MPI_INT, MPI_COMM_WORLD);
-    int st = 0, rt = 0;
-    for (int j = 0; j < P; j++) {
-        sd[j] = st; st += sc[j];
-        rd[j] = rt; rt += rc[j];
-    }
-    char *sb = malloc(st + 1), *r1 = calloc(rt + 1, 1), *r2 = calloc(rt + 1, 1);
-    for (int k = 0; k < st; k++)
-        sb[k] = (char)(rank * 31 + k);
-    MPI_Alltoallv(sb, sc, sd, MPI_BYTE, r1, rc, rd, MPI_BYTE, MPI_COMM_WORLD);
-    int e = xchg_alltoallv(sb, sc, sd, MPI_BYTE, r2, rc, rd, MPI_BYTE, MPI_COMM_WORLD);
-    *correct = e == MPI_SUCCESS && memcmp(r1, r2, rt) == 0;
+    a2av_bytes x;
+    a2av_bytes_make(&x, sc, MPI_COMM_WORLD);
+    int e = xchg_alltoallv(x.sb, x.sc, x.sd, MPI_BYTE, x.out, x.rc, x.rd, MPI_BYTE,
+                           MPI_COMM_WORLD);
+    *correct = e == MPI_SUCCESS && a2av_bytes_same(&x);
     xchg_stats s;
     xchg_get_stats(MPI_COMM_WORLD, &s);
-    free(sc); free(sd); free(rc); free(rd); free(sb); free(r1); free(r2);
+    a2av_bytes_free(&x);
     return s.algo;
 }
 

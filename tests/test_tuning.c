@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "a2av_cases.h"
 #include "check.h"
 
 static int rank, P, npass, nfail;
@@ -61,55 +62,22 @@ static MPI_Comm fresh(void)
     return comm;
 }
 
-enum { BLOCKING, NONBLOCKING, PERSISTENT };
+enum { BLOCKING = A2AV_BLOCKING, NONBLOCKING = A2AV_NONBLOCKING, PERSISTENT = A2AV_PERSISTENT };
 
 /* One exchange on comm, blocks of scale x 1..5 x (rank + 1) bytes; returns
  * the algorithm xchg ran (XCHG_ALGO_INVALID on an error), *ok when the
  * result equals MPI_Alltoallv's. */
 static xchg_algo exchange(MPI_Comm comm, int scale, int how, int *ok)
 {
-    int *sc = calloc(P, sizeof(int)), *sd = calloc(P, sizeof(int));
-    int *rc = calloc(P, sizeof(int)), *rd = calloc(P, sizeof(int));
+    int *sc = calloc(P, sizeof(int));
     for (int j = 0; j < P; j++)
         sc[j] = scale * (1 + (rank * 7 + j * 3) % 5) * (rank + 1);
-    MPI_Alltoall(sc, 1, MPI_INT, rc, 1, MPI_INT, comm);
-    int st = 0, rt = 0;
-    for (int j = 0; j < P; j++) {
-        sd[j] = st; st += sc[j];
-        rd[j] = rt; rt += rc[j];
-    }
-    char *sb = malloc(st + 1), *r1 = calloc(rt + 1, 1), *r2 = calloc(rt + 1, 1);
-    for (int k = 0; k < st; k++)
-        sb[k] = (char)(rank * 31 + k * 7);
-    MPI_Alltoallv(sb, sc, sd, MPI_BYTE, r1, rc, rd, MPI_BYTE, comm);
-    xchg_algo ran = XCHG_ALGO_INVALID;
-    xchg_request req = NULL;
-    int e;
-    if (how == BLOCKING) {
-        e = xchg_alltoallv(sb, sc, sd, MPI_BYTE, r2, rc, rd, MPI_BYTE, comm);
-    } else if (how == NONBLOCKING) {
-        e = xchg_ialltoallv(sb, sc, sd, MPI_BYTE, r2, rc, rd, MPI_BYTE, comm, &req);
-        if (e == MPI_SUCCESS)
-            e = xchg_wait(req);
-    } else {
-        e = xchg_alltoallv_init(sb, sc, sd, MPI_BYTE, r2, rc, rd, MPI_BYTE, comm,
-                                MPI_INFO_NULL, &req);
-        if (e == MPI_SUCCESS)
-            ran = xchg_request_algo(req);
-        if (e == MPI_SUCCESS)
-            e = xchg_start(req);
-        if (e == MPI_SUCCESS)
-            e = xchg_wait(req);
-    }
-    if (req)
-        xchg_request_free(&req);
-    xchg_stats s;
-    xchg_get_stats(comm, &s);
-    if (how != PERSISTENT)
-        ran = s.algo;
-    *ok = e == MPI_SUCCESS && memcmp(r1, r2, rt) == 0;
-    free(sc); free(sd); free(rc); free(rd); free(sb); free(r1); free(r2);
-    return e == MPI_SUCCESS ? ran : XCHG_ALGO_INVALID;
+    a2av_bytes x;
+    a2av_bytes_make(&x, sc, comm);
+    int ran, e = a2av_bytes_run(&x, how, 1, comm, &ran);
+    *ok = e == MPI_SUCCESS && a2av_bytes_same(&x);
+    a2av_bytes_free(&x);
+    return e == MPI_SUCCESS ? (xchg_algo)ran : XCHG_ALGO_INVALID;
 }
 
 static const char *name(xchg_algo a)
