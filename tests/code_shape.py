@@ -23,7 +23,7 @@ def blank(text):
 
 def functions(lines):
     """(name, first line, length) of each function definition."""
-    depth, found = 0, []
+    depth, found, opened = 0, [], None
     for i, line in enumerate(lines):
         if depth == 0 and line.startswith('{'):
             # the signature: back to the line that opens it (the name's)
@@ -32,13 +32,13 @@ def functions(lines):
                 j -= 1
             head = ' '.join(l.strip() for l in lines[j:i])
             m = re.search(r'([A-Za-z_]\w*)\s*\(', head)
-            if m and '=' not in head.split('(')[0]:
-                found.append([m.group(1), j + 1, i])
+            opened = (m.group(1), j + 1) if m and '=' not in head.split('(')[0] else None
         depth += line.count('{') - line.count('}')
-        if depth == 0 and line.startswith('}') and found and len(found[-1]) == 3:
-            name, first, _ = found[-1]
-            found[-1] = (name, first, i + 2 - first)
-    return [f for f in found if len(f) == 3 and not isinstance(f, list)]
+        if depth == 0 and line.startswith('}') and opened:
+            name, first = opened
+            found.append((name, first, i + 2 - first))
+            opened = None
+    return found
 
 
 def main(root):

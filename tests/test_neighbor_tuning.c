@@ -97,8 +97,10 @@ static xchg_neighbor_algo run_case(const char *what, int persistent)
     return ran;
 }
 
-static void write_table(const char *path, const char *text)
+/* This rank's table file `tag` with the given text; its path into path. */
+static void write_table(char *path, size_t len, const char *tag, const char *text)
 {
+    snprintf(path, len, "/tmp/xchg-test-nbr-table-%d-%d-%s", (int)getpid(), rank, tag);
     FILE *f = fopen(path, "w");
     if (f) {
         fputs(text, f);
@@ -125,10 +127,10 @@ int main(int argc, char **argv)
     const int has_locality = xchg_neighbor_algo_from_name("locality") == XCHG_NEIGHBOR_LOCALITY;
 
     char messages[96], bytes[96];
-    snprintf(messages, sizeof messages, "/tmp/xchg-test-nbr-table-%d-%d-o", (int)getpid(), rank);
-    snprintf(bytes, sizeof bytes, "/tmp/xchg-test-nbr-table-%d-%d-b", (int)getpid(), rank);
-    write_table(messages, "# test: messages cost the most\noverhead 1e-3\n");
-    write_table(bytes, "# test: bytes cost the most\noverhead 1e-12\nbeta 1e-3\n");
+    write_table(messages, sizeof messages, "o",
+                "# test: messages cost the most\noverhead 1e-3\n");
+    write_table(bytes, sizeof bytes, "b",
+                "# test: bytes cost the most\noverhead 1e-12\nbeta 1e-3\n");
 
     unsetenv("XCHG_TUNING_FILE");
     xchg_neighbor_algo none = run_case("no table", 0);
@@ -161,16 +163,12 @@ int main(int argc, char **argv)
 
     /* neighbor rules: the rule where it covers P, over the model */
     char rule_loc[96], rule_dir[96], rule_other[96], text[160];
-    snprintf(rule_loc, sizeof rule_loc, "/tmp/xchg-test-nbr-table-%d-%d-rl", (int)getpid(), rank);
-    snprintf(rule_dir, sizeof rule_dir, "/tmp/xchg-test-nbr-table-%d-%d-rd", (int)getpid(), rank);
-    snprintf(rule_other, sizeof rule_other, "/tmp/xchg-test-nbr-table-%d-%d-ro", (int)getpid(),
-             rank);
     snprintf(text, sizeof text, "overhead 1e-3\nneighbor 1 %d locality\n", P);
-    write_table(rule_loc, text);
+    write_table(rule_loc, sizeof rule_loc, "rl", text);
     snprintf(text, sizeof text, "overhead 1e-3\nneighbor 1 %d direct\n", P);
-    write_table(rule_dir, text);
+    write_table(rule_dir, sizeof rule_dir, "rd", text);
     snprintf(text, sizeof text, "overhead 1e-3\nneighbor %d %d direct\n", P + 1, P + 2);
-    write_table(rule_other, text);
+    write_table(rule_other, sizeof rule_other, "ro", text);
     if (has_locality) {
         setenv("XCHG_TUNING_FILE", rule_loc, 1);
         expect("neighbor rule: locality", XCHG_NEIGHBOR_LOCALITY, 0);

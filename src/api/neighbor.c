@@ -139,10 +139,10 @@ static int analysis_of(nbr_state *st, xchg_nbr_call *c, xchg_neighbor_algo id)
  * table's neighbor rule for P, whose algorithm's analysis is made here
  * (collective: every rank has the same rule; one that fails, agreed,
  * leaves the choice to the model); else the model; direct where
- * locality's analysis failed (agreed). Two choices are
- * made together: one for blocking calls, one for the polled ones
- * (ineighbor and persistent requests, whose locality runs as a coroutine
- * that polls each of its probes). */
+ * locality's analysis failed (agreed). Two choices are made together: one
+ * for blocking calls, one for the polled ones (ineighbor and persistent
+ * requests, whose locality runs as a coroutine that polls each of its
+ * probes). */
 static xchg_neighbor_algo auto_choice(nbr_state *st, xchg_nbr_call *c, int polled)
 {
     if (st->auto_algo != XCHG_NEIGHBOR_INVALID)

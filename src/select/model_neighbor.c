@@ -80,11 +80,10 @@ static xchg_neighbor_algo cheaper(const xchg_nbr_stats *s, int polled, double *d
 xchg_neighbor_algo xchg_select_neighbor_rule(const xchg_comm_state *cs, const xchg_nbr_stats *s,
                                              int *line)
 {
-    xchg_neighbor_algo t = xchg_table_use(cs->rank, s->table_key, s->table_differ)
-                               ? xchg_table_neighbor(cs->size, line)
-                               : XCHG_NEIGHBOR_INVALID;
-    return t != XCHG_NEIGHBOR_INVALID && xchg_neighbor_registry_find(t) ? t
-                                                                        : XCHG_NEIGHBOR_INVALID;
+    /* the table's rules name registered algorithms only (table.c) */
+    return xchg_table_use(cs->rank, s->table_key, s->table_differ)
+               ? xchg_table_neighbor(cs->size, line)
+               : XCHG_NEIGHBOR_INVALID;
 }
 
 void xchg_select_neighbor_ruled(const xchg_comm_state *cs, unsigned long long *printed,

@@ -17,9 +17,9 @@
  * algorithm posts and waits for its data, and is completed before call k
  * returns (select_finish, inside xchg_select_run); call k+1 chooses from
  * it. Nothing is left in flight between calls, so freeing the
- * communicator or MPI_Finalize has nothing to complete. Every rank reduces the same values, so the choice
- * stays identical everywhere; a stale choice costs speed, never
- * correctness.
+ * communicator or MPI_Finalize has nothing to complete. Every rank
+ * reduces the same values, so the choice stays identical everywhere; a
+ * stale choice costs speed, never correctness.
  *
  * Not every call refreshes (measured at P=64, 16 B: a refresh adds 4-5 us
  * to a 10-15 us call, its 2 log2 P messages and the wait for its last

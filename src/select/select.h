@@ -63,16 +63,6 @@ void xchg_select_neighbor(const xchg_comm_state *cs, const struct xchg_nbr_stats
  * only where every rank read the same table. */
 double xchg_table_key(void);
 
-/* XCHG_TUNING_FILE into out (""): whether it is set. */
-int xchg_table_path(char *out, size_t len);
-/* The table's first neighbor rule for P ranks, and its line;
- * XCHG_NEIGHBOR_INVALID where none applies. */
-xchg_neighbor_algo xchg_table_neighbor(int P, int *line);
-/* Whether this rank may use its table's rules where a family's own
- * collective agreed the table: agreed_key is xchg_table_key() where every
- * rank read the same table, else 0; differ, where the ranks' tables
- * differ. Says (rank 0, once per process) why a table cannot be used. */
-int xchg_table_use(int rank, double agreed_key, int differ);
 /* rank0: says on stderr why this process's table cannot be used, once per
  * process and file (every family that reads the table calls it). */
 void xchg_table_warn(int rank0);

@@ -121,6 +121,16 @@ int xchg_table_covers(int P);
 /* Checksum of the table XCHG_TUNING_FILE names (0: none, or it cannot be
  * read or parsed). */
 unsigned long long xchg_table_checksum(void);
+/* XCHG_TUNING_FILE into out (""): whether it is set. */
+int xchg_table_path(char *out, size_t len);
+/* The table's first neighbor rule for P ranks, and its line;
+ * XCHG_NEIGHBOR_INVALID where none applies. */
+xchg_neighbor_algo xchg_table_neighbor(int P, int *line);
+/* Whether this rank may use its table's rules where a family's own
+ * collective agreed the table: agreed_key is xchg_table_key() where every
+ * rank read the same table, else 0; differ, where the ranks' tables
+ * differ. Says (rank 0, once per process) why a table cannot be used. */
+int xchg_table_use(int rank, double agreed_key, int differ);
 /* rank0: says on stderr, once per process, that the ranks' tables differ
  * (unless this rank's own cannot be used: xchg_table_warn said so). */
 void xchg_table_warn_differ(int rank0);

@@ -13,24 +13,36 @@
 #include "neighbor/neighbor_internal.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* A rule line of either kind: `rule` (alltoallv, on a range of ranks and
+ * of the busiest rank's mean block B) or `neighbor` (a range of ranks). */
+enum { RULE_ALLTOALLV, RULE_NEIGHBOR };
 typedef struct rule {
-    long long pmin, pmax, bmin, bmax;
-    xchg_algo algo;
+    int kind;
+    long long lo[2], hi[2]; /* P, then B (alltoallv only) */
+    int algo;               /* an xchg_algo or an xchg_neighbor_algo, by kind */
     int line;
 } rule;
 
-/* A neighbour rule: on PMIN..PMAX ranks. */
-typedef struct nbr_rule {
-    long long pmin, pmax;
-    xchg_neighbor_algo algo;
-    int line;
-} nbr_rule;
+/* Each kind's line: keyword, its name in messages, its fields, and what
+ * the pairs of integers before ALGO are (the first pair: ranks). */
+static const struct rule_kind {
+    const char *keyword, *name, *form;
+    int npairs;
+    const char *field[2][2];
+    const char *unit[2];
+} kinds[] = {
+    [RULE_ALLTOALLV] = {"rule", "rule", "PMIN PMAX BMIN BMAX ALGO", 2,
+                        {{"PMIN", "PMAX"}, {"BMIN", "BMAX"}}, {"a rank count", "a byte count"}},
+    [RULE_NEIGHBOR] = {"neighbor", "neighbor rule", "PMIN PMAX ALGO", 1,
+                       {{"PMIN", "PMAX"}}, {"a rank count"}},
+};
 
 #define MAX_RULES 256
 #define MAX_WORDS 8
@@ -38,10 +50,8 @@ typedef struct nbr_rule {
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static char loaded_path[1024];
 static int loaded;             /* path above has been read */
-static rule rules[MAX_RULES];
+static rule rules[MAX_RULES]; /* both kinds, in the file's order */
 static int nrules;
-static nbr_rule nrules_nbr[MAX_RULES];
-static int nnbr;
 static double t_alpha, t_beta, t_copy, t_overhead; /* 0: not set */
 static unsigned long long checksum;
 static char problem[512];      /* why the table is not used ("line 3: ..."); "" if it is */
@@ -81,81 +91,61 @@ static int parse_integer(const char *s, long long lo, long long *v)
     return !errno && end != s && !*end && *v >= lo;
 }
 
-/* The ranges of a rule line: n words, w[0] the keyword, then the fields
- * in form (e.g. "PMIN PMAX BMIN BMAX ALGO"), whose pairs of integers come
- * before the algorithm's name: v[2k] and v[2k + 1] are field pair k,
- * at least 1 for the rank counts (k = 0), else 0, described by unit[k].
- * 0, or -1 with why. */
-static int parse_ranges(char **w, int n, const char *form, int npairs, long long *const v[],
-                        const char *const unit[], char *why, size_t len)
+/* A rule line's ranges (k's pairs of integers, ranks at least 1, the
+ * others at least 0, each pair ordered) into r. 0, or -1 with why. */
+static int parse_ranges(char **w, int n, const struct rule_kind *k, rule *r, char *why,
+                        size_t len)
 {
-    if (n != 2 * npairs + 2) {
-        int plain = strcmp(w[0], "rule") == 0; /* "a rule", "a neighbor rule" */
-        snprintf(why, len, "a %s%srule has %d fields (%s %s), this one %s%d",
-                 plain ? "" : w[0], plain ? "" : " ", 2 * npairs + 1, w[0], form,
-                 n > MAX_WORDS ? "more than " : "", n > MAX_WORDS ? MAX_WORDS - 1 : n - 1);
+    if (n != 2 * k->npairs + 2) {
+        snprintf(why, len, "a %s has %d fields (%s %s), this one %s%d", k->name,
+                 2 * k->npairs + 1, k->keyword, k->form, n > MAX_WORDS ? "more than " : "",
+                 n > MAX_WORDS ? MAX_WORDS - 1 : n - 1);
         return -1;
     }
-    char field[2][16];
-    for (int k = 0; k < npairs; k++) {
-        /* the pair's names: the form's words 2k and 2k + 1 */
-        const char *f = form;
-        for (int skip = 0; skip < 2 * k; skip++)
-            f = strchr(f, ' ') + 1;
-        sscanf(f, "%15s %15s", field[0], field[1]);
+    r->lo[1] = 0;
+    r->hi[1] = LLONG_MAX;
+    for (int p = 0; p < k->npairs; p++) {
+        long long *v[2] = {&r->lo[p], &r->hi[p]};
         for (int i = 0; i < 2; i++)
-            if (!parse_integer(w[1 + 2 * k + i], k == 0 ? 1 : 0, v[2 * k + i])) {
-                snprintf(why, len, "%s '%s' is not %s (an integer >= %d)", field[i],
-                         w[1 + 2 * k + i], unit[k], k == 0 ? 1 : 0);
+            if (!parse_integer(w[1 + 2 * p + i], p == 0 ? 1 : 0, v[i])) {
+                snprintf(why, len, "%s '%s' is not %s (an integer >= %d)", k->field[p][i],
+                         w[1 + 2 * p + i], k->unit[p], p == 0 ? 1 : 0);
                 return -1;
             }
-        if (*v[2 * k] > *v[2 * k + 1]) {
-            snprintf(why, len, "%s %lld > %s %lld: the rule covers nothing", field[0], *v[2 * k],
-                     field[1], *v[2 * k + 1]);
+        if (r->lo[p] > r->hi[p]) {
+            snprintf(why, len, "%s %lld > %s %lld: the rule covers nothing", k->field[p][0],
+                     r->lo[p], k->field[p][1], r->hi[p]);
             return -1;
         }
     }
     return 0;
 }
 
-static const char *const RANKS = "a rank count";
-
-/* A rule's fields w[1..5]; 0, or -1 with why. */
-static int parse_rule(char **w, int n, rule *r, char *why, size_t len)
+/* The algorithm a rule names (w[n - 1]) into r->algo. 0, or -1 with why. */
+static int parse_algo(const char *name, rule *r, char *why, size_t len)
 {
-    long long *const v[] = {&r->pmin, &r->pmax, &r->bmin, &r->bmax};
-    static const char *const unit[] = {RANKS, "a byte count"};
-    if (parse_ranges(w, n, "PMIN PMAX BMIN BMAX ALGO", 2, v, unit, why, len))
-        return -1;
-    const xchg_algo_info *info = xchg_registry_find_name(w[5]);
+    if (r->kind == RULE_NEIGHBOR) {
+        const xchg_neighbor_info *info = xchg_neighbor_registry_find_name(name);
+        if (!info || info->id == XCHG_NEIGHBOR_MPICH_MODEL) { /* a baseline, never a choice */
+            snprintf(why, len, "a neighbor rule names direct or locality, not '%s'", name);
+            return -1;
+        }
+        r->algo = info->id;
+        return 0;
+    }
+    const xchg_algo_info *info = xchg_registry_find_name(name);
     if (!info) {
-        snprintf(why, len, strcmp(w[5], "auto") == 0
+        snprintf(why, len, strcmp(name, "auto") == 0
                  ? "a rule names an algorithm, not '%s'"
-                 : "unknown algorithm '%s' (xchg-bench --list names them)", w[5]);
+                 : "unknown algorithm '%s' (xchg-bench --list names them)", name);
         return -1;
     }
     if (info->baseline && info->id != XCHG_ALGO_VENDOR) {
         snprintf(why, len, "'%s' models an MPI library's algorithm for comparison only; a rule "
-                 "names an xchg algorithm or vendor", w[5]);
+                 "names an xchg algorithm or vendor", name);
         return -1;
     }
     r->algo = info->id;
-    return 0;
-}
-
-/* A neighbour rule's fields w[1..3]; 0, or -1 with why. */
-static int parse_neighbor(char **w, int n, nbr_rule *r, char *why, size_t len)
-{
-    long long *const v[] = {&r->pmin, &r->pmax};
-    static const char *const unit[] = {RANKS};
-    if (parse_ranges(w, n, "PMIN PMAX ALGO", 1, v, unit, why, len))
-        return -1;
-    const xchg_neighbor_info *info = xchg_neighbor_registry_find_name(w[3]);
-    r->algo = info ? info->id : XCHG_NEIGHBOR_INVALID;
-    if (!info || r->algo == XCHG_NEIGHBOR_MPICH_MODEL) { /* a baseline, never a choice */
-        snprintf(why, len, "a neighbor rule names direct or locality, not '%s'", w[3]);
-        return -1;
-    }
     return 0;
 }
 
@@ -176,31 +166,21 @@ static int parse_line(char **w, int n, int lineno, char *why, size_t len)
             }
             return 0;
         }
-    if (strcmp(w[0], "neighbor") == 0) {
-        nbr_rule r;
-        if (parse_neighbor(w, n, &r, why, len))
-            return -1;
-        if (nnbr == MAX_RULES) {
-            snprintf(why, len, "more than %d neighbor rules", MAX_RULES);
-            return -1;
-        }
-        r.line = lineno;
-        nrules_nbr[nnbr++] = r;
-        return 0;
-    }
-    if (strcmp(w[0], "rule") != 0) {
+    int kind = 0;
+    while (kind < (int)(sizeof kinds / sizeof kinds[0]) && strcmp(w[0], kinds[kind].keyword))
+        kind++;
+    if (kind == (int)(sizeof kinds / sizeof kinds[0])) {
         snprintf(why, len, "unknown keyword '%s' (a line is alpha, beta, copy, overhead, "
                  "rule or neighbor)", w[0]);
         return -1;
     }
-    rule r;
-    if (parse_rule(w, n, &r, why, len))
+    rule r = {.kind = kind, .line = lineno};
+    if (parse_ranges(w, n, &kinds[kind], &r, why, len) || parse_algo(w[n - 1], &r, why, len))
         return -1;
     if (nrules == MAX_RULES) {
         snprintf(why, len, "more than %d rules", MAX_RULES);
         return -1;
     }
-    r.line = lineno;
     rules[nrules++] = r;
     return 0;
 }
@@ -208,7 +188,7 @@ static int parse_line(char **w, int n, int lineno, char *why, size_t len)
 /* No rules, no constants (table_lock held). */
 static void clear(void)
 {
-    nrules = nnbr = 0;
+    nrules = 0;
     t_alpha = t_beta = t_copy = t_overhead = 0;
 }
 
@@ -336,47 +316,49 @@ void xchg_table_constants(double key, xchg_model_params *m)
     pthread_mutex_unlock(&table_lock);
 }
 
+/* The first rule of kind for P ranks and B (any B where any_b); -1 where
+ * none applies or there is no usable table (table_lock held). */
+static int first_rule(int kind, long long P, long long B, int any_b)
+{
+    if (!current() || checksum == 0)
+        return -1;
+    for (int i = 0; i < nrules; i++)
+        if (rules[i].kind == kind && P >= rules[i].lo[0] && P <= rules[i].hi[0] &&
+            (any_b || (B >= rules[i].lo[1] && B <= rules[i].hi[1])))
+            return i;
+    return -1;
+}
+
 int xchg_table_covers(int P)
 {
-    int found = 0;
     pthread_mutex_lock(&table_lock);
-    if (current() && checksum != 0)
-        for (int i = 0; i < nrules && !found; i++)
-            found = P >= rules[i].pmin && P <= rules[i].pmax;
+    int found = first_rule(RULE_ALLTOALLV, P, 0, 1) >= 0;
     pthread_mutex_unlock(&table_lock);
     return found;
+}
+
+/* Rule i's algorithm and line (*line 0 where i < 0). */
+static int rule_at(int i, int none, int *line)
+{
+    *line = i >= 0 ? rules[i].line : 0;
+    return i >= 0 ? rules[i].algo : none;
 }
 
 xchg_algo xchg_table_lookup(const xchg_pattern_stats *s, int *line)
 {
     long long mean = s->P > 0 ? s->max_rank_bytes / s->P : 0;
-    xchg_algo found = XCHG_ALGO_INVALID;
-    *line = 0;
     pthread_mutex_lock(&table_lock);
-    if (current() && checksum != 0)
-        for (int i = 0; i < nrules; i++)
-            if (s->P >= rules[i].pmin && s->P <= rules[i].pmax && mean >= rules[i].bmin &&
-                mean <= rules[i].bmax && xchg_registry_find(rules[i].algo)) {
-                found = rules[i].algo;
-                *line = rules[i].line;
-                break;
-            }
+    xchg_algo found = (xchg_algo)rule_at(first_rule(RULE_ALLTOALLV, s->P, mean, 0),
+                                         XCHG_ALGO_INVALID, line);
     pthread_mutex_unlock(&table_lock);
     return found;
 }
 
 xchg_neighbor_algo xchg_table_neighbor(int P, int *line)
 {
-    xchg_neighbor_algo found = XCHG_NEIGHBOR_INVALID;
-    *line = 0;
     pthread_mutex_lock(&table_lock);
-    if (current() && checksum != 0)
-        for (int i = 0; i < nnbr; i++)
-            if (P >= nrules_nbr[i].pmin && P <= nrules_nbr[i].pmax) {
-                found = nrules_nbr[i].algo;
-                *line = nrules_nbr[i].line;
-                break;
-            }
+    xchg_neighbor_algo found = (xchg_neighbor_algo)rule_at(first_rule(RULE_NEIGHBOR, P, 0, 1),
+                                                           XCHG_NEIGHBOR_INVALID, line);
     pthread_mutex_unlock(&table_lock);
     return found;
 }
