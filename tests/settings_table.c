@@ -10,7 +10,8 @@ int main(void)
 {
     static const xchg_algo_names names = {
         xchg_algo_from_name,          xchg_sparse_algo_from_name, xchg_algo_name,
-        xchg_sparse_algo_name,        xchg_neighbor_algo_from_name, xchg_neighbor_algo_name};
+        xchg_sparse_algo_name,        xchg_neighbor_algo_from_name, xchg_neighbor_algo_name,
+        NULL}; /* no tuning table: nothing is agreed here */
     const char *name;
     char range[1024], dflt[256];
     int n = 0;

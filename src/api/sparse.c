@@ -222,7 +222,7 @@ static int check_call(xchg_comm_state *cs, xchg_sparse_algo *algo, int from_env,
 static xchg_sparse_algo auto_choice(xchg_comm_state *cs, xchg_sparse_state *ss)
 {
     const int P = cs->size;
-    char why[96];
+    char why[320]; /* a table rule names its file */
     xchg_sparse_algo algo = xchg_select_sparse(cs, ss, why, sizeof why);
     if (xchg_report_due(&ss->auto_printed, cs, (int)algo, algo != ss->auto_last)) {
         char seen[96] = "no census seen yet on this communicator";

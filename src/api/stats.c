@@ -9,7 +9,8 @@
 
 static const xchg_algo_names names = {xchg_algo_from_name,          xchg_sparse_algo_from_name,
                                       xchg_algo_name,               xchg_sparse_algo_name,
-                                      xchg_neighbor_algo_from_name, xchg_neighbor_algo_name};
+                                      xchg_neighbor_algo_from_name, xchg_neighbor_algo_name,
+                                      xchg_table_checksum};
 
 int xchg_api_state(MPI_Comm comm, xchg_comm_state **cs)
 {

@@ -427,6 +427,34 @@ static void apply(xchg_settings *s, int i, int64_t v, const char *text)
     }
 }
 
+/* The tuning table's checksum in the agreement's rejection words: each of
+ * the first four carries, above the 31 bits of "1 + the rank that rejected
+ * the setting", a 32-bit quarter of (checksum, ~checksum), so MAX gives
+ * each half's largest and smallest value over the ranks. Where the
+ * checksums differ, a word's rank bits are those of the rank with the
+ * largest quarter: the warning may then name another rejecting rank, or
+ * none but rank 0's own. */
+#define REJECTED_MASK ((int64_t)0x7fffffff)
+_Static_assert(XCHG_SETTING_COUNT >= 4, "four rejection words carry the table checksum");
+
+static int64_t table_word(unsigned long long sum, int i)
+{
+    if (i >= 4)
+        return 0;
+    unsigned long long x = i < 2 ? sum : ~sum;
+    return (int64_t)((i % 2 ? x >> 32 : x & 0xffffffffull) << 31);
+}
+
+static void table_agreed(const int64_t w[4], uint64_t *sum, int *differ)
+{
+    uint64_t q[4];
+    for (int i = 0; i < 4; i++)
+        q[i] = (uint64_t)w[i] >> 31;                       /* the quarter's largest */
+    uint64_t lo = ~q[2] & 0xffffffffull, hi = ~q[3] & 0xffffffffull; /* smallest */
+    *differ = q[0] != lo || q[1] != hi;
+    *sum = *differ ? 0 : q[1] << 32 | q[0];
+}
+
 int xchg_settings_agree(MPI_Comm comm, const xchg_algo_names *names, xchg_settings *s,
                         int64_t extra[], int nextra)
 {
@@ -447,16 +475,19 @@ int xchg_settings_agree(MPI_Comm comm, const xchg_algo_names *names, xchg_settin
      * ranks (as MAX of ~v, which reverses the order without overflow), 1 +
      * the highest rank that rejected it, and minus the default memory
      * limit; then the caller's extra values (its own agreements, on the
-     * same latency chain). */
+     * same latency chain). The tuning table's checksum rides in the
+     * rejection words' spare high bits (table_word), so agreeing it adds
+     * no byte to the reduction. */
     enum { NEXTRA_MAX = 4 };
     if (nextra < 0 || nextra > NEXTRA_MAX)
         return xchg_error_code(MPI_ERR_INTERN, "xchg_settings_agree: %d extra values", nextra);
+    unsigned long long table = names && names->table_checksum ? names->table_checksum() : 0;
     int64_t v[4 * N + 1 + NEXTRA_MAX];
     for (int i = 0; i < N; i++) {
         v[i] = rank == 0 ? mine[i] : INT64_MIN;
         v[N + i] = mine[i];
         v[2 * N + i] = ~mine[i];
-        v[3 * N + i] = rejected[i] ? rank + 1 : 0;
+        v[3 * N + i] = (rejected[i] ? rank + 1 : 0) | table_word(table, i);
     }
     v[4 * N] = -default_temp_limit();
     for (int i = 0; i < nextra; i++)
@@ -475,13 +506,15 @@ int xchg_settings_agree(MPI_Comm comm, const xchg_algo_names *names, xchg_settin
 
     memset(s, 0, sizeof *s);
     s->max_temp_bytes = (size_t)-v[4 * N];
+    table_agreed(v + 3 * N, &s->table_checksum, &s->table_differ);
     for (int i = 0; i < N; i++)
         apply(s, i, root[i], mine[i] == root[i] ? text[i] : "(rank 0's value)");
 
     if (rank != 0)
         return MPI_SUCCESS;
     for (int i = 0; i < N; i++) {
-        if (v[3 * N + i] && first_warning(&warned_rejected, i)) {
+        const int64_t rejected_by = v[3 * N + i] & REJECTED_MASK;
+        if (rejected_by && first_warning(&warned_rejected, i)) {
             char range[1024], dflt[96];
             setting_range(names, i, range, sizeof range);
             setting_default(i, dflt, sizeof dflt);
@@ -491,7 +524,7 @@ int xchg_settings_agree(MPI_Comm comm, const xchg_algo_names *names, xchg_settin
             else
                 fprintf(stderr, "xchg: warning: %s rejected on rank %d (and perhaps others): "
                         "not %s; the default (%s) is used\n", defs[i].name,
-                        (int)v[3 * N + i] - 1, range, dflt);
+                        (int)rejected_by - 1, range, dflt);
         }
         if (other[i] != root[i] && first_warning(&warned_differs, i)) {
             char d[96], o[96];

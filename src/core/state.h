@@ -98,11 +98,17 @@ typedef struct xchg_settings {
     xchg_neighbor_algo neighbor_algo; /* AUTO when unset, INVALID for an unknown name */
     char neighbor_algo_text[64];
     int64_t shm_bytes;            /* XCHG_SHM_BYTES: data bytes per rank per half of the node window */
+    /* The tuning table (XCHG_TUNING_FILE) every rank read when the state
+     * was made: its checksum where all ranks' agree (0: no table, or not
+     * the same everywhere), and whether they differ. */
+    uint64_t table_checksum;
+    int table_differ;
 } xchg_settings;
 
-/* Algorithm names to ids and back, for XCHG_ALLTOALLV_ALGO,
- * XCHG_SPARSE_ALGO and XCHG_NEIGHBOR_ALGO: given by the entry points (the
- * registries are above core). */
+/* What the settings need from the layers above (given by the entry
+ * points): algorithm names to ids and back, for XCHG_ALLTOALLV_ALGO,
+ * XCHG_SPARSE_ALGO and XCHG_NEIGHBOR_ALGO, and the checksum of the tuning
+ * table this rank reads (select/table.c; NULL or 0: none). */
 typedef struct xchg_algo_names {
     xchg_algo (*alltoallv)(const char *name);
     xchg_sparse_algo (*sparse)(const char *name);
@@ -110,10 +116,12 @@ typedef struct xchg_algo_names {
     const char *(*sparse_name)(xchg_sparse_algo algo);
     xchg_neighbor_algo (*neighbor)(const char *name);
     const char *(*neighbor_name)(xchg_neighbor_algo algo);
+    unsigned long long (*table_checksum)(void);
 } xchg_algo_names;
 
 /* Reads the settings and agrees on them (collective over comm: one
- * MPI_Allreduce); rank 0 warns of rejected or differing values on stderr.
+ * MPI_Allreduce), the tuning table's checksum included (s->table_checksum,
+ * s->table_differ); rank 0 warns of rejected or differing values on stderr.
  * The same allreduce reduces the caller's extra[0..nextra) (at most 4) by
  * MPI_MAX, in place, so a caller's own agreement costs no latency chain of
  * its own. */

@@ -57,11 +57,17 @@ void xchg_select_neighbor_ruled(const xchg_comm_state *cs, unsigned long long *p
 void xchg_select_neighbor(const xchg_comm_state *cs, const struct xchg_nbr_stats *s,
                           unsigned long long *printed, xchg_neighbor_algo *algo,
                           xchg_neighbor_algo *polled);
+/* Checksum of the table XCHG_TUNING_FILE names (0: none, or it cannot be
+ * read or parsed): what a communicator's settings agree (core's
+ * xchg_algo_names.table_checksum). */
+unsigned long long xchg_table_checksum(void);
 /* The tuning table's key on this rank (XCHG_TUNING_FILE's checksum, as a
  * double that reductions keep exact; 0: no table): what a neighbour
  * census agrees so that xchg_model_neighbor takes the table's constants
  * only where every rank read the same table. */
 double xchg_table_key(void);
+/* The key of a checksum (what xchg_table_key gives for that table). */
+double xchg_table_key_of(unsigned long long checksum);
 
 /* rank0: says on stderr why this process's table cannot be used, once per
  * process and file (every family that reads the table calls it). */
@@ -83,8 +89,8 @@ void xchg_report_choice(const char *family, const char *name, int P, const char 
  * applies on cs's P given ss's last census; *why names it. The same on
  * every rank (the census is a collective's result; the node layout a rule
  * may ask for is made collectively on first use). No collective of its
- * own, so no tuning table either: the table cannot be agreed for free
- * before a sparse call. */
+ * own: a tuning table's sparse rule applies where the communicator's
+ * settings agreed the table (core's xchg_settings.table_checksum). */
 struct xchg_sparse_state;
 xchg_sparse_algo xchg_select_sparse(xchg_comm_state *cs, struct xchg_sparse_state *ss,
                                     char *why, size_t whylen);

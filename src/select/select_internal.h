@@ -118,14 +118,15 @@ double xchg_model_time(xchg_algo algo, const xchg_model_params *m,
 xchg_algo xchg_table_lookup(const xchg_pattern_stats *s, int *line);
 /* Whether a rule of the table covers P ranks (any block size). */
 int xchg_table_covers(int P);
-/* Checksum of the table XCHG_TUNING_FILE names (0: none, or it cannot be
- * read or parsed). */
-unsigned long long xchg_table_checksum(void);
 /* XCHG_TUNING_FILE into out (""): whether it is set. */
 int xchg_table_path(char *out, size_t len);
 /* The table's first neighbor rule for P ranks, and its line;
  * XCHG_NEIGHBOR_INVALID where none applies. */
 xchg_neighbor_algo xchg_table_neighbor(int P, int *line);
+/* The table's first sparse rule for P ranks and a census of `census`
+ * remote messages in all (-1: none seen yet), and its line;
+ * XCHG_SPARSE_INVALID where none applies. */
+xchg_sparse_algo xchg_table_sparse(int P, long long census, int *line);
 /* Whether this rank may use its table's rules where a family's own
  * collective agreed the table: agreed_key is xchg_table_key() where every
  * rank read the same table, else 0; differ, where the ranks' tables

@@ -51,12 +51,25 @@ static const struct sparse_rule {
 };
 
 /* The census: ss's last census_msgs (-1 unknown). *why gets the rule,
- * for XCHG_VERBOSE. */
+ * for XCHG_VERBOSE. A tuning table's sparse rule comes first, where every
+ * rank read the same table when the communicator's state was made (its
+ * settings agreed the checksum: no collective here). */
 xchg_sparse_algo xchg_select_sparse(xchg_comm_state *cs, xchg_sparse_state *ss, char *why,
                                     size_t whylen)
 {
     const int P = cs->size;
     const long long census = ss->census_msgs;
+    const xchg_settings *set = &cs->settings;
+    int line = 0;
+    if (xchg_table_use(cs->rank, xchg_table_key_of(set->table_checksum), set->table_differ)) {
+        xchg_sparse_algo ruled = xchg_table_sparse(P, census, &line);
+        if (ruled != XCHG_SPARSE_INVALID) {
+            char path[256];
+            xchg_table_path(path, sizeof path);
+            snprintf(why, whylen, "tuning table rule at line %d of %s", line, path);
+            return ruled;
+        }
+    }
     for (size_t i = 0; i < sizeof sparse_rules / sizeof sparse_rules[0]; i++) {
         const struct sparse_rule *r = &sparse_rules[i];
         if (P < r->pmin || P > r->pmax || !xchg_sparse_registry_find(r->algo))

@@ -11,6 +11,7 @@
  */
 #include "select_internal.h"
 #include "neighbor/neighbor_internal.h"
+#include "sparse/sparse_internal.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -20,13 +21,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A rule line of either kind: `rule` (alltoallv, on a range of ranks and
- * of the busiest rank's mean block B) or `neighbor` (a range of ranks). */
-enum { RULE_ALLTOALLV, RULE_NEIGHBOR };
+/* A rule line of one family: `rule` (alltoallv, on a range of ranks and
+ * of the busiest rank's mean block B), `neighbor` (a range of ranks) or
+ * `sparse` (a range of ranks and of the remote messages per rank M that
+ * the last call's census saw). */
+enum { RULE_ALLTOALLV, RULE_NEIGHBOR, RULE_SPARSE };
 typedef struct rule {
     int kind;
-    long long lo[2], hi[2]; /* P, then B (alltoallv only) */
-    int algo;               /* an xchg_algo or an xchg_neighbor_algo, by kind */
+    long long lo[2], hi[2]; /* P, then B (alltoallv) or M (sparse) */
+    int algo;               /* the family's algorithm id */
     int line;
 } rule;
 
@@ -42,6 +45,9 @@ static const struct rule_kind {
                         {{"PMIN", "PMAX"}, {"BMIN", "BMAX"}}, {"a rank count", "a byte count"}},
     [RULE_NEIGHBOR] = {"neighbor", "neighbor rule", "PMIN PMAX ALGO", 1,
                        {{"PMIN", "PMAX"}}, {"a rank count"}},
+    [RULE_SPARSE] = {"sparse", "sparse rule", "PMIN PMAX MMIN MMAX ALGO", 2,
+                     {{"PMIN", "PMAX"}, {"MMIN", "MMAX"}},
+                     {"a rank count", "a message count"}},
 };
 
 #define MAX_RULES 256
@@ -124,6 +130,16 @@ static int parse_ranges(char **w, int n, const struct rule_kind *k, rule *r, cha
 /* The algorithm a rule names (w[n - 1]) into r->algo. 0, or -1 with why. */
 static int parse_algo(const char *name, rule *r, char *why, size_t len)
 {
+    if (r->kind == RULE_SPARSE) {
+        const xchg_sparse_info *info = xchg_sparse_registry_find_name(name);
+        if (!info) {
+            snprintf(why, len, "a sparse rule names pex, rsx, nbx, rma, pex_loc or nbx_loc (those "
+                     "of this build), not '%s'", name);
+            return -1;
+        }
+        r->algo = info->id;
+        return 0;
+    }
     if (r->kind == RULE_NEIGHBOR) {
         const xchg_neighbor_info *info = xchg_neighbor_registry_find_name(name);
         if (!info || info->id == XCHG_NEIGHBOR_MPICH_MODEL) { /* a baseline, never a choice */
@@ -171,7 +187,7 @@ static int parse_line(char **w, int n, int lineno, char *why, size_t len)
         kind++;
     if (kind == (int)(sizeof kinds / sizeof kinds[0])) {
         snprintf(why, len, "unknown keyword '%s' (a line is alpha, beta, copy, overhead, "
-                 "rule or neighbor)", w[0]);
+                 "rule, neighbor or sparse)", w[0]);
         return -1;
     }
     rule r = {.kind = kind, .line = lineno};
@@ -302,9 +318,14 @@ static void constants(xchg_model_params *m)
     if (t_overhead > 0) m->overhead = t_overhead;
 }
 
+double xchg_table_key_of(unsigned long long checksum)
+{
+    return (double)(checksum >> 11); /* 53 bits: exact in a double */
+}
+
 double xchg_table_key(void)
 {
-    return (double)(xchg_table_checksum() >> 11); /* 53 bits: exact in a double */
+    return xchg_table_key_of(xchg_table_checksum());
 }
 
 void xchg_table_constants(double key, xchg_model_params *m)
@@ -359,6 +380,28 @@ xchg_neighbor_algo xchg_table_neighbor(int P, int *line)
     pthread_mutex_lock(&table_lock);
     xchg_neighbor_algo found = (xchg_neighbor_algo)rule_at(first_rule(RULE_NEIGHBOR, P, 0, 1),
                                                            XCHG_NEIGHBOR_INVALID, line);
+    pthread_mutex_unlock(&table_lock);
+    return found;
+}
+
+/* The census as a sparse rule's M: unknown (the communicator's first
+ * call, or an algorithm without a census ran last) matches only a rule
+ * for any M (MMIN 0, MMAX at least the census's clip). */
+xchg_sparse_algo xchg_table_sparse(int P, long long census, int *line)
+{
+    pthread_mutex_lock(&table_lock);
+    int i = -1;
+    if (current() && checksum != 0)
+        for (int k = 0; k < nrules && i < 0; k++) {
+            const rule *r = &rules[k];
+            int any = r->lo[1] == 0 && r->hi[1] >= XCHG_SPARSE_DEGREE_CLIP;
+            long long lo = r->lo[1] < (1 << 20) ? r->lo[1] : 1 << 20; /* no overflow below */
+            long long hi = r->hi[1] < (1 << 20) ? r->hi[1] : 1 << 20;
+            if (r->kind == RULE_SPARSE && P >= r->lo[0] && P <= r->hi[0] &&
+                (any || (census >= 0 && census >= lo * P && census <= hi * P)))
+                i = k;
+        }
+    xchg_sparse_algo found = (xchg_sparse_algo)rule_at(i, XCHG_SPARSE_INVALID, line);
     pthread_mutex_unlock(&table_lock);
     return found;
 }
