@@ -75,6 +75,9 @@ typedef struct xchg_algo_info {
      * message of its own, or only through a shared engine's tag). No two
      * entries' tags overlap (tests/registry_check.c). */
     int tag, ntags;
+    /* Its own XCHG_* settings (xchg_NAME_settings: NULL-terminated, in its
+     * file; read with xchg_setting_of); NULL: none. */
+    const xchg_setting_def *const *settings;
 } xchg_algo_info;
 
 /* The registry (src/alltoallv/registry.c). */
@@ -88,6 +91,9 @@ int xchg_registry_candidates(const xchg_algo_info *out[], int max);
  * its place in the registry) and its first tag (its entry's). */
 int xchg_algo_slot(xchg_algo id);
 int xchg_algo_tag(xchg_algo id);
+/* The i-th setting of the entries' own, entry by entry (NULL past the
+ * last). */
+const xchg_setting_def *xchg_registry_setting(int i);
 /* 0 if every entry's tags lie in the alltoallv range and none overlaps
  * another's or a shared engine's; else 1 and *why says which. */
 int xchg_registry_check_tags(char *why, size_t len);
@@ -97,6 +103,11 @@ int xchg_bruck_radix_for(const xchg_settings *s, int P);
 /* The same for a radix setting (0: ceil(sqrt P)), clamped to 2..P
  * (bruck_2level's levels: XCHG_BRUCK_RADIX_INTER over nodes, _INTRA inside). */
 int xchg_bruck_radix_of(int setting, int P);
+/* bruck_2level's radix setting across nodes (inter) or inside them; 0:
+ * unset. */
+int xchg_bruck_2level_radix_set(const xchg_settings *s, int inter);
+/* XCHG_LEADERS (0: unset, multileader's rule). */
+long xchg_multileader_leaders_set(const xchg_settings *s);
 /* multileader's leaders per node on nodes of up to L ranks, N nodes:
  * XCHG_LEADERS (setting > 0, at most L), else round(sqrt(L/N)), at least 1. */
 int xchg_multileader_leaders_for(long setting, int L, int N);

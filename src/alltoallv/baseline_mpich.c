@@ -44,11 +44,17 @@ static int batch_error(int rc, int n, const MPI_Status *st)
     return rc;
 }
 
+/* MPICH's own variable, read as MPICH reads it, so that the model
+ * throttles as the library would. */
+static const xchg_setting_def throttle = {"MPIR_CVAR_ALLTOALL_THROTTLE", XCHG_KIND_INT, 1, 1 << 20,
+                                          32, "no throttle", NULL, NULL};
+const xchg_setting_def *const xchg_mpich_model_settings[] = {&throttle, NULL};
+
 int xchg_alltoallv_mpich_model(xchg_call *c)
 {
     const int tag = xchg_algo_tag(XCHG_ALGO_MPICH_MODEL);
     const int P = c->size, me = c->rank;
-    int bblock = c->cs->settings.mpich_throttle;
+    int bblock = (int)xchg_setting_of(&c->cs->settings, &throttle);
     if (bblock == 0)
         bblock = P;
     int err = MPI_SUCCESS;

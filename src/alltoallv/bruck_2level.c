@@ -332,6 +332,20 @@ static int intra_deliver(void *ctx, int j, const void *in, size_t bytes)
     return err;
 }
 
+/* The radix of each level: across nodes, inside them. */
+static const xchg_setting_def radix_inter = {"XCHG_BRUCK_RADIX_INTER", XCHG_KIND_INT, 2, 1 << 30,
+                                             0, "ceil(sqrt N)",
+                                             "clamped to the number of nodes N", "ceil(sqrt N)"};
+static const xchg_setting_def radix_intra = {"XCHG_BRUCK_RADIX_INTRA", XCHG_KIND_INT, 2, 1 << 30,
+                                             0, "ceil(sqrt L)", "clamped to the node size L",
+                                             "ceil(sqrt L)"};
+const xchg_setting_def *const xchg_bruck_2level_settings[] = {&radix_inter, &radix_intra, NULL};
+
+int xchg_bruck_2level_radix_set(const xchg_settings *s, int inter)
+{
+    return (int)xchg_setting_of(s, inter ? &radix_inter : &radix_intra);
+}
+
 /* The radix of a level of n ranks: the setting (0: ceil(sqrt n)), 2..n. */
 static int level_radix(int setting, int n)
 {
@@ -346,7 +360,7 @@ static int phase_inter(b2_call *x)
     for (int k = 0; k < x->st->nplaces; k++) {
         xchg_bruck_group g = {
             .size = x->N, .pos = x->nl->mynode, .ranks = x->st->players + (size_t)k * x->N,
-            .radix = level_radix(c->cs->settings.bruck_radix_inter, x->N),
+            .radix = level_radix(xchg_bruck_2level_radix_set(&c->cs->settings, 1), x->N),
             .tag = xchg_algo_tag(XCHG_ALGO_BRUCK_2LEVEL), .burst = c->cs->settings.throttle,
             .who = who,
             .ctx = x, .bytes = inter_bytes, .pack = inter_pack, .deliver = inter_deliver,
@@ -371,7 +385,7 @@ static int phase_intra(b2_call *x)
     xchg_call *c = x->c;
     xchg_bruck_group g = {
         .size = x->L, .pos = x->nl->lrank, .ranks = x->st->members,
-        .radix = level_radix(c->cs->settings.bruck_radix_intra, x->L),
+        .radix = level_radix(xchg_bruck_2level_radix_set(&c->cs->settings, 0), x->L),
         .tag = xchg_algo_tag(XCHG_ALGO_BRUCK_2LEVEL), .burst = c->cs->settings.throttle,
         .who = who,
         .ctx = x, .bytes = intra_bytes, .pack = intra_pack, .deliver = intra_deliver,

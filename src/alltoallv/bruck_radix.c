@@ -35,9 +35,14 @@ int xchg_bruck_radix_of(int setting, int P)
     return r;
 }
 
+/* XCHG_BRUCK_RADIX: bruck_radix's radix (hybrid's too). */
+static const xchg_setting_def radix = {"XCHG_BRUCK_RADIX", XCHG_KIND_INT, 2, 1 << 30, 0,
+                                       "ceil(sqrt P)", "clamped to P", "ceil(sqrt P)"};
+const xchg_setting_def *const xchg_bruck_radix_settings[] = {&radix, NULL};
+
 int xchg_bruck_radix_for(const xchg_settings *s, int P)
 {
-    return xchg_bruck_radix_of(s->bruck_radix, P);
+    return xchg_bruck_radix_of((int)xchg_setting_of(s, &radix), P);
 }
 
 int xchg_alltoallv_bruck_radix(xchg_call *c)

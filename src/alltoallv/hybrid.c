@@ -53,10 +53,14 @@
  * ranks per node; docs/algorithms.md "hybrid"). */
 #define HYBRID_DEFAULT_THRESHOLD 256
 
+static const xchg_setting_def threshold = {"XCHG_HYBRID_THRESHOLD", XCHG_KIND_BYTES, 0,
+                                           INT64_MAX, HYBRID_DEFAULT_THRESHOLD, NULL, NULL,
+                                           NULL};
+const xchg_setting_def *const xchg_hybrid_settings[] = {&threshold, NULL};
+
 size_t xchg_hybrid_threshold_for(const xchg_settings *s)
 {
-    return s->hybrid_threshold < 0 ? (size_t)HYBRID_DEFAULT_THRESHOLD
-                                   : (size_t)s->hybrid_threshold;
+    return (size_t)xchg_setting_of(s, &threshold);
 }
 
 /* Cancels and completes a receive that will not be matched. */

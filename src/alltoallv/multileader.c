@@ -158,6 +158,16 @@ static int ml_tables(ml_state *s, const xchg_node_layout *n, int me, long settin
     return MPI_SUCCESS;
 }
 
+static const xchg_setting_def leaders = {"XCHG_LEADERS", XCHG_KIND_INT, 1, INT_MAX, 0,
+                                         "from the node sizes", NULL,
+                                         "round(sqrt(ranks per node / nodes)), at least 1"};
+const xchg_setting_def *const xchg_multileader_settings[] = {&leaders, NULL};
+
+long xchg_multileader_leaders_set(const xchg_settings *s)
+{
+    return (long)xchg_setting_of(s, &leaders);
+}
+
 /* The group tables on this rank (xchg_node_state_of agrees on the
  * outcome, like hierarchical's). */
 static int ml_build(xchg_comm_state *cs, const xchg_node_layout *nl, void **out)
@@ -167,7 +177,7 @@ static int ml_build(xchg_comm_state *cs, const xchg_node_layout *nl, void **out)
     int lerr = MPI_ERR_NO_MEM;
     if (s) {
         s->nl = nl, s->P = cs->size;
-        lerr = ml_tables(s, nl, cs->rank, cs->settings.leaders);
+        lerr = ml_tables(s, nl, cs->rank, xchg_multileader_leaders_set(&cs->settings));
     }
     if (lerr != MPI_SUCCESS)
         lerr = xchg_error_code(MPI_ERR_NO_MEM, "multileader: no memory for the group "

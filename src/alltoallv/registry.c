@@ -29,7 +29,8 @@
     double xchg_model_##NAME(const xchg_model_params *m, const xchg_pattern_stats *s);  \
     int xchg_##NAME##_prepare(xchg_comm_state *cs);                                    \
     int xchg_##NAME##_ready(const xchg_comm_state *cs);                                \
-    int xchg_##NAME##_usable(const xchg_comm_state *cs);
+    int xchg_##NAME##_usable(const xchg_comm_state *cs);                               \
+    extern const xchg_setting_def *const xchg_##NAME##_settings[];
 #include "algos.def"
 #undef XCHG_ALGO
 

@@ -9,6 +9,10 @@
 /* The state of comm for an entry point (xchg_comm_state_get with the
  * registries' names). */
 int xchg_api_state(MPI_Comm comm, xchg_comm_state **cs);
+/* What core's settings need from the layers above (names, the tuning
+ * table's checksum, the algorithms' own settings): what xchg_api_state
+ * hands xchg_comm_state_get. */
+const xchg_algo_names *xchg_api_names(void);
 
 /* XCHG_RECORD (record.c): the count matrix of each distinct exchange shape.
  * xchg_record_call is collective over pcomm when cs->settings.record is

@@ -4,13 +4,37 @@
  * every entry point gets, with the registries' names for the settings.
  */
 #include "api.h"
+#include "neighbor/neighbor_internal.h"
+#include "sparse/sparse_internal.h"
 
 #include <string.h>
+
+/* The algorithms' own settings: the alltoallv registry's, the sparse
+ * one's, then the neighbour one's. */
+static const xchg_setting_def *algo_setting(int i)
+{
+    const xchg_setting_def *(*const from[])(int) = {
+        xchg_registry_setting, xchg_sparse_registry_setting, xchg_neighbor_registry_setting};
+    for (size_t r = 0; r < sizeof from / sizeof from[0]; r++) {
+        int n = 0;
+        while (from[r](n))
+            n++;
+        if (i < n)
+            return from[r](i);
+        i -= n;
+    }
+    return NULL;
+}
 
 static const xchg_algo_names names = {xchg_algo_from_name,          xchg_sparse_algo_from_name,
                                       xchg_algo_name,               xchg_sparse_algo_name,
                                       xchg_neighbor_algo_from_name, xchg_neighbor_algo_name,
-                                      xchg_table_checksum};
+                                      xchg_table_checksum,          algo_setting};
+
+const xchg_algo_names *xchg_api_names(void)
+{
+    return &names;
+}
 
 int xchg_api_state(MPI_Comm comm, xchg_comm_state **cs)
 {

@@ -30,72 +30,74 @@
 #include <string.h>
 #include <unistd.h>
 
-typedef enum {
-    KIND_INT, KIND_BYTES, KIND_ALGO, KIND_SPARSE_ALGO, KIND_NEIGHBOR_ALGO, KIND_BARRIER,
-    KIND_PATH
-} setting_kind;
-
 /* Unset, and the canonical value of a name that is no algorithm. */
 #define VALUE_UNSET INT64_MIN
 #define VALUE_UNKNOWN_NAME (INT64_MIN + 1)
 
-/* The table: every setting of the library, its type, range and default.
- * The range's text is made from these fields (setting_range), so messages
- * and docs/settings.md (compared by tests/docs_settings.py) say what is
- * accepted. */
-static const struct setting_def {
-    const char *name;
-    setting_kind kind;
-    int64_t min, max, dflt; /* KIND_INT, KIND_BYTES */
-    const char *zero_means; /* 0 is valid too (below min): what it means; NULL: not valid */
-    const char *note;       /* appended to the range, NULL: none */
-    const char *dflt_text;  /* the default, NULL: dflt */
-} defs[XCHG_SETTING_COUNT] = {
-    [XCHG_SET_ALLTOALLV_ALGO] = {"XCHG_ALLTOALLV_ALGO", KIND_ALGO, 0, 0, 0, NULL, NULL, "auto"},
-    [XCHG_SET_SPARSE_ALGO] = {"XCHG_SPARSE_ALGO", KIND_SPARSE_ALGO, 0, 0, 0, NULL, NULL, "auto"},
-    [XCHG_SET_THROTTLE] = {"XCHG_THROTTLE", KIND_INT, 2, 1 << 20, 32, NULL, NULL, NULL},
-    [XCHG_SET_BRUCK_RADIX] = {"XCHG_BRUCK_RADIX", KIND_INT, 2, 1 << 30, 0, "ceil(sqrt P)",
-                              "clamped to P", "ceil(sqrt P)"},
-    [XCHG_SET_BRUCK_RADIX_INTRA] = {"XCHG_BRUCK_RADIX_INTRA", KIND_INT, 2, 1 << 30, 0,
-                                    "ceil(sqrt L)", "clamped to the node size L", "ceil(sqrt L)"},
-    [XCHG_SET_BRUCK_RADIX_INTER] = {"XCHG_BRUCK_RADIX_INTER", KIND_INT, 2, 1 << 30, 0,
-                                    "ceil(sqrt N)", "clamped to the number of nodes N",
-                                    "ceil(sqrt N)"},
-    /* unset: hybrid's own default (HYBRID_DEFAULT_THRESHOLD in hybrid.c) */
-    [XCHG_SET_HYBRID_THRESHOLD] = {"XCHG_HYBRID_THRESHOLD", KIND_BYTES, 0, INT64_MAX, 0, NULL,
-                                   NULL, "256"},
-    [XCHG_SET_AUTO_MIN_P] = {"XCHG_AUTO_MIN_P", KIND_INT, 1, 1 << 30, 64, NULL, NULL, NULL},
-    [XCHG_SET_AUTO_REFRESH] = {"XCHG_AUTO_REFRESH", KIND_INT, 1, 1 << 20, 64, NULL, NULL, NULL},
-    [XCHG_SET_MAX_TEMP_BYTES] = {"XCHG_MAX_TEMP_BYTES", KIND_BYTES, 0, INT64_MAX, 0, NULL, NULL,
+/* The table: every setting of the library but the algorithms' own (their
+ * files define those; xchg_algo_names.algo_setting lists them). */
+static const xchg_setting_def defs[XCHG_SETTING_COUNT] = {
+    [XCHG_SET_ALLTOALLV_ALGO] = {"XCHG_ALLTOALLV_ALGO", XCHG_KIND_ALGO, 0, 0, 0, NULL, NULL, "auto"},
+    [XCHG_SET_SPARSE_ALGO] = {"XCHG_SPARSE_ALGO", XCHG_KIND_SPARSE_ALGO, 0, 0, 0, NULL, NULL, "auto"},
+    [XCHG_SET_THROTTLE] = {"XCHG_THROTTLE", XCHG_KIND_INT, 2, 1 << 20, 32, NULL, NULL, NULL},
+    [XCHG_SET_AUTO_MIN_P] = {"XCHG_AUTO_MIN_P", XCHG_KIND_INT, 1, 1 << 30, 64, NULL, NULL, NULL},
+    [XCHG_SET_AUTO_REFRESH] = {"XCHG_AUTO_REFRESH", XCHG_KIND_INT, 1, 1 << 20, 64, NULL, NULL, NULL},
+    [XCHG_SET_MAX_TEMP_BYTES] = {"XCHG_MAX_TEMP_BYTES", XCHG_KIND_BYTES, 0, INT64_MAX, 0, NULL, NULL,
                                  "a quarter of the smallest physical memory of all ranks"},
-    [XCHG_SET_RANKS_PER_NODE] = {"XCHG_RANKS_PER_NODE", KIND_INT, 1, INT_MAX, 0, NULL, NULL,
+    [XCHG_SET_RANKS_PER_NODE] = {"XCHG_RANKS_PER_NODE", XCHG_KIND_INT, 1, INT_MAX, 0, NULL, NULL,
                                  "the shared-memory nodes"},
-    [XCHG_SET_NBX_BARRIER] = {"XCHG_NBX_BARRIER", KIND_BARRIER, 0, 1, 0, NULL, NULL,
-                              "ibarrier"},
-    [XCHG_SET_CHECK] = {"XCHG_CHECK", KIND_INT, 0, 1, 0, NULL, NULL, NULL},
-    [XCHG_SET_VERBOSE] = {"XCHG_VERBOSE", KIND_INT, 0, 3, 0, NULL, NULL, NULL},
+    [XCHG_SET_CHECK] = {"XCHG_CHECK", XCHG_KIND_INT, 0, 1, 0, NULL, NULL, NULL},
+    [XCHG_SET_VERBOSE] = {"XCHG_VERBOSE", XCHG_KIND_INT, 0, 3, 0, NULL, NULL, NULL},
     /* a path: rank 0's is used (only rank 0 writes); set or not is agreed */
-    [XCHG_SET_RECORD] = {"XCHG_RECORD", KIND_PATH, 0, 0, 0, NULL, NULL, "unset"},
-    [XCHG_SET_RECORD_MAX] = {"XCHG_RECORD_MAX", KIND_INT, 1, 1 << 20, 16, NULL, NULL, NULL},
-    [XCHG_SET_LEADERS] = {"XCHG_LEADERS", KIND_INT, 1, INT_MAX, 0, "from the node sizes", NULL,
-                          "round(sqrt(ranks per node / nodes)), at least 1"},
-    [XCHG_SET_NEIGHBOR_ALGO] = {"XCHG_NEIGHBOR_ALGO", KIND_NEIGHBOR_ALGO, 0, 0, 0, NULL, NULL,
+    [XCHG_SET_RECORD] = {"XCHG_RECORD", XCHG_KIND_PATH, 0, 0, 0, NULL, NULL, "unset"},
+    [XCHG_SET_RECORD_MAX] = {"XCHG_RECORD_MAX", XCHG_KIND_INT, 1, 1 << 20, 16, NULL, NULL, NULL},
+    [XCHG_SET_NEIGHBOR_ALGO] = {"XCHG_NEIGHBOR_ALGO", XCHG_KIND_NEIGHBOR_ALGO, 0, 0, 0, NULL, NULL,
                                 "auto"},
     /* Requests that linear and the sparse exchanges keep posted at once
      * (TuNA's warning: at 4096+ ranks a NIC's match list overflows and the
      * job aborts). 2048 leaves everything as it was up to 1025 ranks. */
-    [XCHG_SET_MAX_INFLIGHT] = {"XCHG_MAX_INFLIGHT", KIND_INT, 2, 1 << 24, 2048, "no bound", NULL,
+    [XCHG_SET_MAX_INFLIGHT] = {"XCHG_MAX_INFLIGHT", XCHG_KIND_INT, 2, 1 << 24, 2048, "no bound", NULL,
                                NULL},
     /* shm's packed blocks per rank and call (two such halves per rank);
      * a call that needs more runs linear once and the window grows; 0: no
      * window (shm runs linear, auto never chooses it) */
-    [XCHG_SET_SHM_BYTES] = {"XCHG_SHM_BYTES", KIND_BYTES, 0, (int64_t)1 << 40, 1 << 20, NULL,
+    [XCHG_SET_SHM_BYTES] = {"XCHG_SHM_BYTES", XCHG_KIND_BYTES, 0, (int64_t)1 << 40, 1 << 20, NULL,
                             NULL, NULL},
-    /* MPICH's own variable, read as MPICH reads it, by the mpich_model
-     * baseline only (so that the model throttles as the library would) */
-    [XCHG_SET_MPICH_THROTTLE] = {"MPIR_CVAR_ALLTOALL_THROTTLE", KIND_INT, 1, 1 << 20, 32,
-                                 "no throttle", NULL, NULL},
 };
+
+/* Setting i: core's table, then the algorithms' own (names); NULL past
+ * the last. */
+static const xchg_setting_def *def_at(const xchg_algo_names *names, int i)
+{
+    if (i < 0)
+        return NULL;
+    if (i < XCHG_SETTING_COUNT)
+        return &defs[i];
+    if (!names || !names->algo_setting || i - XCHG_SETTING_COUNT >= XCHG_ALGO_SETTINGS_MAX)
+        return NULL;
+    return names->algo_setting(i - XCHG_SETTING_COUNT);
+}
+
+/* How many settings there are, the algorithms' own included. */
+static int setting_count(const xchg_algo_names *names)
+{
+    int n = XCHG_SETTING_COUNT;
+    while (def_at(names, n))
+        n++;
+    return n;
+}
+
+int64_t xchg_setting_of(const xchg_settings *s, const xchg_setting_def *d)
+{
+    for (int k = 0; s->algo_setting && k < XCHG_ALGO_SETTINGS_MAX; k++) {
+        const xchg_setting_def *e = s->algo_setting(k);
+        if (!e)
+            break;
+        if (e == d)
+            return s->algo_value[k] == VALUE_UNSET ? d->dflt : s->algo_value[k];
+    }
+    return d->dflt;
+}
 
 /* v as the docs write it: 2^k for the large powers of two, 2^31-1 and
  * 2^63-1 for the largest int and int64 */
@@ -116,21 +118,21 @@ static void format_bound(int64_t v, char *out, size_t len)
 
 /* The name of the algorithm id of an algorithm kind, NULL where id is none
  * (the registries are above core: no count to ask, so ids are tried). */
-static const char *algo_name_of(const xchg_algo_names *names, setting_kind k, int id)
+static const char *algo_name_of(const xchg_algo_names *names, xchg_setting_kind k, int id)
 {
     const char *s = NULL;
     int back = -1;
-    if (k == KIND_ALGO && (s = names->alltoallv_name((xchg_algo)id)))
+    if (k == XCHG_KIND_ALGO && (s = names->alltoallv_name((xchg_algo)id)))
         back = (int)names->alltoallv(s);
-    else if (k == KIND_SPARSE_ALGO && (s = names->sparse_name((xchg_sparse_algo)id)))
+    else if (k == XCHG_KIND_SPARSE_ALGO && (s = names->sparse_name((xchg_sparse_algo)id)))
         back = (int)names->sparse(s);
-    else if (k == KIND_NEIGHBOR_ALGO && (s = names->neighbor_name((xchg_neighbor_algo)id)))
+    else if (k == XCHG_KIND_NEIGHBOR_ALGO && (s = names->neighbor_name((xchg_neighbor_algo)id)))
         back = (int)names->neighbor(s);
     return back == id ? s : NULL;
 }
 
 /* "a, b, c or auto": every algorithm of a kind, from its registry. */
-static void list_names(const xchg_algo_names *names, setting_kind k, char *out, size_t len)
+static void list_names(const xchg_algo_names *names, xchg_setting_kind k, char *out, size_t len)
 {
     size_t n = 0;
     out[0] = 0;
@@ -146,26 +148,26 @@ static void list_names(const xchg_algo_names *names, setting_kind k, char *out, 
 /* What setting i accepts, in words. */
 static void setting_range(const xchg_algo_names *names, int i, char *out, size_t len)
 {
-    const struct setting_def *d = &defs[i];
+    const xchg_setting_def *d = def_at(names, i);
     char lo[32], hi[32];
     switch (d->kind) {
-    case KIND_ALGO:
-    case KIND_SPARSE_ALGO:
-    case KIND_NEIGHBOR_ALGO:
+    case XCHG_KIND_ALGO:
+    case XCHG_KIND_SPARSE_ALGO:
+    case XCHG_KIND_NEIGHBOR_ALGO:
         list_names(names, d->kind, out, len);
         return;
-    case KIND_BARRIER:
+    case XCHG_KIND_BARRIER:
         snprintf(out, len, "ibarrier or dissemination");
         return;
-    case KIND_PATH:
+    case XCHG_KIND_PATH:
         snprintf(out, len, "a path");
         return;
-    case KIND_BYTES:
+    case XCHG_KIND_BYTES:
         format_bound(d->min, lo, sizeof lo);
         format_bound(d->max, hi, sizeof hi);
         snprintf(out, len, "bytes in [%s, %s], suffix K, M or G (KiB, MiB, GiB) allowed", lo, hi);
         return;
-    case KIND_INT:
+    case XCHG_KIND_INT:
         break;
     }
     size_t n = 0;
@@ -186,22 +188,23 @@ static void setting_range(const xchg_algo_names *names, int i, char *out, size_t
         snprintf(out + n, len - n, ", %s", d->note);
 }
 
-static void setting_default(int i, char *out, size_t len)
+static void setting_default(const xchg_algo_names *names, int i, char *out, size_t len)
 {
-    if (defs[i].dflt_text)
-        snprintf(out, len, "%s", defs[i].dflt_text);
+    const xchg_setting_def *d = def_at(names, i);
+    if (d->dflt_text)
+        snprintf(out, len, "%s", d->dflt_text);
     else
-        snprintf(out, len, "%" PRId64, defs[i].dflt);
+        snprintf(out, len, "%" PRId64, d->dflt);
 }
 
 int xchg_setting_describe(int i, const xchg_algo_names *names, const char **name, char *range,
                           size_t rlen, char *dflt, size_t dlen)
 {
-    if (i < 0 || i >= XCHG_SETTING_COUNT)
+    if (i < 0 || i >= setting_count(names))
         return 0;
-    *name = defs[i].name;
+    *name = def_at(names, i)->name;
     setting_range(names, i, range, rlen);
-    setting_default(i, dflt, dlen);
+    setting_default(names, i, dflt, dlen);
     return 1;
 }
 
@@ -254,44 +257,45 @@ static int parse_bytes(const char *s, int64_t *v)
 static int64_t read_one(const xchg_algo_names *names, int i, int *rejected, char *text,
                         size_t textlen)
 {
-    const char *s = getenv(defs[i].name);
+    const xchg_setting_def *d = def_at(names, i);
+    const char *s = getenv(d->name);
     *rejected = 0;
     text[0] = 0;
     if (!s || !*s)
         return VALUE_UNSET;
     snprintf(text, textlen, "%s", s);
     int64_t v = 0;
-    switch (defs[i].kind) {
-    case KIND_ALGO: {
+    switch (d->kind) {
+    case XCHG_KIND_ALGO: {
         xchg_algo a = names->alltoallv(s);
         return a == XCHG_ALGO_INVALID ? VALUE_UNKNOWN_NAME + (int64_t)(name_hash(s) >> 2)
                                       : (int64_t)a;
     }
-    case KIND_SPARSE_ALGO: {
+    case XCHG_KIND_SPARSE_ALGO: {
         xchg_sparse_algo a = names->sparse(s);
         return a == XCHG_SPARSE_INVALID ? VALUE_UNKNOWN_NAME + (int64_t)(name_hash(s) >> 2)
                                         : (int64_t)a;
     }
-    case KIND_NEIGHBOR_ALGO: {
+    case XCHG_KIND_NEIGHBOR_ALGO: {
         xchg_neighbor_algo a = names->neighbor(s);
         return a == XCHG_NEIGHBOR_INVALID ? VALUE_UNKNOWN_NAME + (int64_t)(name_hash(s) >> 2)
                                           : (int64_t)a;
     }
-    case KIND_PATH:
+    case XCHG_KIND_PATH:
         return (int64_t)(name_hash(s) >> 2); /* differs where the text does */
-    case KIND_BARRIER:
+    case XCHG_KIND_BARRIER:
         if (strcmp(s, "ibarrier") == 0)
             return 0;
         if (strcmp(s, "dissemination") == 0)
             return 1;
         break;
-    case KIND_INT:
+    case XCHG_KIND_INT:
         if (parse_int(s, &v) &&
-            ((v >= defs[i].min && v <= defs[i].max) || (v == 0 && defs[i].zero_means)))
+            ((v >= d->min && v <= d->max) || (v == 0 && d->zero_means)))
             return v;
         break;
-    case KIND_BYTES:
-        if (parse_bytes(s, &v) && v >= defs[i].min && v <= defs[i].max)
+    case XCHG_KIND_BYTES:
+        if (parse_bytes(s, &v) && v >= d->min && v <= d->max)
             return v;
         break;
     }
@@ -311,37 +315,38 @@ static int64_t default_temp_limit(void)
 
 /* Rank 0 warns once per variable and kind of problem per process. */
 static pthread_mutex_t warn_lock = PTHREAD_MUTEX_INITIALIZER;
-static unsigned warned_rejected, warned_differs;
+static uint64_t warned_rejected, warned_differs;
 
-static int first_warning(unsigned *mask, int i)
+static int first_warning(uint64_t *mask, int i)
 {
     pthread_mutex_lock(&warn_lock);
-    int first = !(*mask & (1u << i));
-    *mask |= 1u << i;
+    int first = !(*mask & (1ull << i));
+    *mask |= 1ull << i;
     pthread_mutex_unlock(&warn_lock);
     return first;
 }
 
-static int is_algo_kind(setting_kind k)
+static int is_algo_kind(xchg_setting_kind k)
 {
-    return k == KIND_ALGO || k == KIND_SPARSE_ALGO || k == KIND_NEIGHBOR_ALGO;
+    return k == XCHG_KIND_ALGO || k == XCHG_KIND_SPARSE_ALGO || k == XCHG_KIND_NEIGHBOR_ALGO;
 }
 
 static void describe(const xchg_algo_names *names, int i, int64_t v, char *out, size_t len)
 {
+    const xchg_setting_def *d = def_at(names, i);
     if (v == VALUE_UNSET)
         snprintf(out, len, "unset");
-    else if (defs[i].kind == KIND_ALGO && v >= 0)
+    else if (d->kind == XCHG_KIND_ALGO && v >= 0)
         snprintf(out, len, "%s", names->alltoallv_name((xchg_algo)v));
-    else if (defs[i].kind == KIND_SPARSE_ALGO && v >= 0)
+    else if (d->kind == XCHG_KIND_SPARSE_ALGO && v >= 0)
         snprintf(out, len, "%s", names->sparse_name((xchg_sparse_algo)v));
-    else if (defs[i].kind == KIND_NEIGHBOR_ALGO && v >= 0)
+    else if (d->kind == XCHG_KIND_NEIGHBOR_ALGO && v >= 0)
         snprintf(out, len, "%s", names->neighbor_name((xchg_neighbor_algo)v));
-    else if (defs[i].kind == KIND_PATH)
+    else if (d->kind == XCHG_KIND_PATH)
         snprintf(out, len, "a path");
-    else if (defs[i].kind == KIND_BARRIER)
+    else if (d->kind == XCHG_KIND_BARRIER)
         snprintf(out, len, "%s", v ? "dissemination" : "ibarrier");
-    else if (v < 0 && is_algo_kind(defs[i].kind))
+    else if (v < 0 && is_algo_kind(d->kind))
         snprintf(out, len, "an unknown name");
     else
         snprintf(out, len, "%" PRId64, v);
@@ -349,6 +354,10 @@ static void describe(const xchg_algo_names *names, int i, int64_t v, char *out, 
 
 static void apply(xchg_settings *s, int i, int64_t v, const char *text)
 {
+    if (i >= XCHG_SETTING_COUNT) { /* an algorithm's own: read with xchg_setting_of */
+        s->algo_value[i - XCHG_SETTING_COUNT] = v;
+        return;
+    }
     int unknown = v != VALUE_UNSET && v < 0 && is_algo_kind(defs[i].kind);
     switch ((xchg_setting_id)i) {
     case XCHG_SET_ALLTOALLV_ALGO:
@@ -364,18 +373,6 @@ static void apply(xchg_settings *s, int i, int64_t v, const char *text)
     case XCHG_SET_THROTTLE:
         s->throttle = (int)(v == VALUE_UNSET ? defs[i].dflt : v);
         break;
-    case XCHG_SET_BRUCK_RADIX:
-        s->bruck_radix = (int)(v == VALUE_UNSET ? defs[i].dflt : v);
-        break;
-    case XCHG_SET_BRUCK_RADIX_INTRA:
-        s->bruck_radix_intra = (int)(v == VALUE_UNSET ? defs[i].dflt : v);
-        break;
-    case XCHG_SET_BRUCK_RADIX_INTER:
-        s->bruck_radix_inter = (int)(v == VALUE_UNSET ? defs[i].dflt : v);
-        break;
-    case XCHG_SET_HYBRID_THRESHOLD:
-        s->hybrid_threshold = v == VALUE_UNSET ? -1 : v;
-        break;
     case XCHG_SET_AUTO_MIN_P:
         s->auto_min_p = v == VALUE_UNSET ? defs[i].dflt : v;
         break;
@@ -388,12 +385,6 @@ static void apply(xchg_settings *s, int i, int64_t v, const char *text)
         break;
     case XCHG_SET_RANKS_PER_NODE:
         s->ranks_per_node = v == VALUE_UNSET ? 0 : (long)v;
-        break;
-    case XCHG_SET_LEADERS:
-        s->leaders = v == VALUE_UNSET ? 0 : (long)v;
-        break;
-    case XCHG_SET_NBX_BARRIER:
-        s->nbx_dissemination = v == VALUE_UNSET ? 0 : (int)v;
         break;
     case XCHG_SET_CHECK:
         s->check = v == VALUE_UNSET ? 0 : (int)v;
@@ -419,9 +410,6 @@ static void apply(xchg_settings *s, int i, int64_t v, const char *text)
     case XCHG_SET_SHM_BYTES:
         s->shm_bytes = v == VALUE_UNSET ? defs[i].dflt : v;
         break;
-    case XCHG_SET_MPICH_THROTTLE:
-        s->mpich_throttle = (int)(v == VALUE_UNSET ? defs[i].dflt : v);
-        break;
     case XCHG_SETTING_COUNT:
         break;
     }
@@ -436,6 +424,7 @@ static void apply(xchg_settings *s, int i, int64_t v, const char *text)
  * none but rank 0's own. */
 #define REJECTED_MASK ((int64_t)0x7fffffff)
 _Static_assert(XCHG_SETTING_COUNT >= 4, "four rejection words carry the table checksum");
+_Static_assert(XCHG_SETTING_COUNT + XCHG_ALGO_SETTINGS_MAX <= 64, "one warning bit per setting");
 
 static int64_t table_word(unsigned long long sum, int i)
 {
@@ -458,13 +447,14 @@ static void table_agreed(const int64_t w[4], uint64_t *sum, int *differ)
 int xchg_settings_agree(MPI_Comm comm, const xchg_algo_names *names, xchg_settings *s,
                         int64_t extra[], int nextra)
 {
-    enum { N = XCHG_SETTING_COUNT };
+    enum { NMAX = XCHG_SETTING_COUNT + XCHG_ALGO_SETTINGS_MAX };
+    const int N = setting_count(names); /* the same on every rank: one build */
     int rank = 0, size = 1;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
-    int64_t mine[N], root[N];
-    int rejected[N];
-    char text[N][sizeof s->record_path];
+    int64_t mine[NMAX], root[NMAX];
+    int rejected[NMAX];
+    char text[NMAX][sizeof s->record_path];
     for (int i = 0; i < N; i++)
         root[i] = mine[i] = read_one(names, i, &rejected[i], text[i], sizeof text[i]);
 
@@ -482,7 +472,7 @@ int xchg_settings_agree(MPI_Comm comm, const xchg_algo_names *names, xchg_settin
     if (nextra < 0 || nextra > NEXTRA_MAX)
         return xchg_error_code(MPI_ERR_INTERN, "xchg_settings_agree: %d extra values", nextra);
     unsigned long long table = names && names->table_checksum ? names->table_checksum() : 0;
-    int64_t v[4 * N + 1 + NEXTRA_MAX];
+    int64_t v[4 * NMAX + 1 + NEXTRA_MAX];
     for (int i = 0; i < N; i++) {
         v[i] = rank == 0 ? mine[i] : INT64_MIN;
         v[N + i] = mine[i];
@@ -497,7 +487,7 @@ int xchg_settings_agree(MPI_Comm comm, const xchg_algo_names *names, xchg_settin
         return rc;
     for (int i = 0; i < nextra; i++)
         extra[i] = v[4 * N + 1 + i];
-    int64_t other[N]; /* a value some rank has that is not rank 0's (differs) */
+    int64_t other[NMAX]; /* a value some rank has that is not rank 0's (differs) */
     for (int i = 0; i < N; i++) {
         root[i] = v[i];
         int64_t lo = ~v[2 * N + i], hi = v[N + i];
@@ -505,6 +495,7 @@ int xchg_settings_agree(MPI_Comm comm, const xchg_algo_names *names, xchg_settin
     }
 
     memset(s, 0, sizeof *s);
+    s->algo_setting = names ? names->algo_setting : NULL;
     s->max_temp_bytes = (size_t)-v[4 * N];
     table_agreed(v + 3 * N, &s->table_checksum, &s->table_differ);
     for (int i = 0; i < N; i++)
@@ -517,23 +508,23 @@ int xchg_settings_agree(MPI_Comm comm, const xchg_algo_names *names, xchg_settin
         if (rejected_by && first_warning(&warned_rejected, i)) {
             char range[1024], dflt[96];
             setting_range(names, i, range, sizeof range);
-            setting_default(i, dflt, sizeof dflt);
+            setting_default(names, i, dflt, sizeof dflt);
             if (rejected[i])
                 fprintf(stderr, "xchg: warning: %s=\"%s\" rejected: not %s; the default "
-                        "(%s) is used\n", defs[i].name, text[i], range, dflt);
+                        "(%s) is used\n", def_at(names, i)->name, text[i], range, dflt);
             else
                 fprintf(stderr, "xchg: warning: %s rejected on rank %d (and perhaps others): "
-                        "not %s; the default (%s) is used\n", defs[i].name,
+                        "not %s; the default (%s) is used\n", def_at(names, i)->name,
                         (int)rejected_by - 1, range, dflt);
         }
         if (other[i] != root[i] && first_warning(&warned_differs, i)) {
             char d[96], o[96];
             describe(names, i, root[i], d, sizeof d);
             describe(names, i, other[i], o, sizeof o);
-            if (defs[i].kind == KIND_PATH && root[i] != VALUE_UNSET)
+            if (def_at(names, i)->kind == XCHG_KIND_PATH && root[i] != VALUE_UNSET)
                 snprintf(d, sizeof d, "\"%.80s\"", text[i]); /* rank 0's own */
             fprintf(stderr, "xchg: warning: %s differs across ranks (rank 0's value: %s; "
-                    "another rank's: %s); every rank uses rank 0's\n", defs[i].name, d, o);
+                    "another rank's: %s); every rank uses rank 0's\n", def_at(names, i)->name, d, o);
         }
     }
     fflush(stderr);

@@ -1,11 +1,12 @@
 /*
  * state.h - the bottom of libxchg (src/core/): the private communicator's
- * tags and state slots, the agreed XCHG_* settings and the state cached on
- * a caller's communicator. Every layer above includes it (through core.h).
+ * tags and state slots, the agreed XCHG_* settings (settings.h) and the
+ * state cached on a caller's communicator. Every layer above includes it (through core.h).
  */
 #ifndef XCHG_CORE_STATE_H
 #define XCHG_CORE_STATE_H
 
+#include "settings.h"
 #include "xchg.h"
 #include <stdarg.h>
 #include <stddef.h>
@@ -41,97 +42,6 @@ enum {
     XCHG_EXT_ALGO = 8,       /* the first algorithm's slot */
     XCHG_EXT_COUNT = 48      /* room for 40 algorithms (registry.c asserts it) */
 };
-
-/* The XCHG_* environment settings (table in settings.c), read once per
- * communicator when its state is made and agreed there: every rank holds
- * rank 0's values. The few variables read elsewhere (XCHG_TUNING_FILE,
- * whose contents select.c agrees on; the simulation's and the tests'
- * own) are listed in docs/settings.md, which tests/docs_settings.py
- * checks against every getenv. */
-typedef enum xchg_setting_id {
-    XCHG_SET_ALLTOALLV_ALGO,
-    XCHG_SET_SPARSE_ALGO,
-    XCHG_SET_THROTTLE,
-    XCHG_SET_BRUCK_RADIX,
-    XCHG_SET_BRUCK_RADIX_INTRA,
-    XCHG_SET_BRUCK_RADIX_INTER,
-    XCHG_SET_HYBRID_THRESHOLD,
-    XCHG_SET_AUTO_MIN_P,
-    XCHG_SET_AUTO_REFRESH,
-    XCHG_SET_MAX_TEMP_BYTES,
-    XCHG_SET_RANKS_PER_NODE,
-    XCHG_SET_NBX_BARRIER,
-    XCHG_SET_CHECK,
-    XCHG_SET_MPICH_THROTTLE,
-    XCHG_SET_VERBOSE,
-    XCHG_SET_RECORD,
-    XCHG_SET_RECORD_MAX,
-    XCHG_SET_LEADERS,
-    XCHG_SET_NEIGHBOR_ALGO,
-    XCHG_SET_MAX_INFLIGHT,
-    XCHG_SET_SHM_BYTES,
-    XCHG_SETTING_COUNT
-} xchg_setting_id;
-
-typedef struct xchg_settings {
-    xchg_algo alltoallv_algo;     /* AUTO when unset, INVALID for an unknown name */
-    xchg_sparse_algo sparse_algo; /* AUTO when unset, INVALID for an unknown name */
-    char alltoallv_algo_text[64], sparse_algo_text[64]; /* as set, for messages */
-    int throttle;                 /* requests in flight (scattered, the model) */
-    int max_inflight;             /* XCHG_MAX_INFLIGHT: requests a direct algorithm posts at once; 0: no bound */
-    int bruck_radix;              /* 0: ceil(sqrt P) */
-    int bruck_radix_intra;        /* bruck_2level inside a node; 0: ceil(sqrt L) */
-    int bruck_radix_inter;        /* bruck_2level across nodes; 0: ceil(sqrt nodes) */
-    int64_t hybrid_threshold;     /* bytes; -1: hybrid's default */
-    long auto_min_p;              /* auto's statistics from this many ranks */
-    long auto_refresh;            /* most auto calls between two refreshes */
-    size_t max_temp_bytes;        /* set, or the smallest default of all ranks */
-    long ranks_per_node;          /* hierarchical; 0: shared-memory nodes */
-    long leaders;                 /* multileader's leaders per node; 0: its rule */
-    int nbx_dissemination;        /* XCHG_NBX_BARRIER=dissemination */
-    int check;                    /* XCHG_CHECK=1: the check mode */
-    int verbose;                  /* XCHG_VERBOSE: 1 auto's choices, 2 every change, 3 every agreement */
-    int mpich_throttle;           /* MPIR_CVAR_ALLTOALL_THROTTLE (mpich_model); 0: P */
-    int record;                   /* XCHG_RECORD set on rank 0: record shapes */
-    int record_max;               /* XCHG_RECORD_MAX: shapes per communicator */
-    char record_path[1024];       /* XCHG_RECORD as this rank has it (rank 0 writes) */
-    xchg_neighbor_algo neighbor_algo; /* AUTO when unset, INVALID for an unknown name */
-    char neighbor_algo_text[64];
-    int64_t shm_bytes;            /* XCHG_SHM_BYTES: data bytes per rank per half of the node window */
-    /* The tuning table (XCHG_TUNING_FILE) every rank read when the state
-     * was made: its checksum where all ranks' agree (0: no table, or not
-     * the same everywhere), and whether they differ. */
-    uint64_t table_checksum;
-    int table_differ;
-} xchg_settings;
-
-/* What the settings need from the layers above (given by the entry
- * points): algorithm names to ids and back, for XCHG_ALLTOALLV_ALGO,
- * XCHG_SPARSE_ALGO and XCHG_NEIGHBOR_ALGO, and the checksum of the tuning
- * table this rank reads (select/table.c; NULL or 0: none). */
-typedef struct xchg_algo_names {
-    xchg_algo (*alltoallv)(const char *name);
-    xchg_sparse_algo (*sparse)(const char *name);
-    const char *(*alltoallv_name)(xchg_algo algo);
-    const char *(*sparse_name)(xchg_sparse_algo algo);
-    xchg_neighbor_algo (*neighbor)(const char *name);
-    const char *(*neighbor_name)(xchg_neighbor_algo algo);
-    unsigned long long (*table_checksum)(void);
-} xchg_algo_names;
-
-/* Reads the settings and agrees on them (collective over comm: one
- * MPI_Allreduce), the tuning table's checksum included (s->table_checksum,
- * s->table_differ); rank 0 warns of rejected or differing values on stderr.
- * The same allreduce reduces the caller's extra[0..nextra) (at most 4) by
- * MPI_MAX, in place, so a caller's own agreement costs no latency chain of
- * its own. */
-int xchg_settings_agree(MPI_Comm comm, const xchg_algo_names *names, xchg_settings *s,
-                        int64_t extra[], int nextra);
-/* Setting i of the table (0 <= i < XCHG_SETTING_COUNT; 0 past the end): its
- * name, what it accepts and its default, in words (the docs' table is
- * checked against these: tests/docs_settings.py). */
-int xchg_setting_describe(int i, const xchg_algo_names *names, const char **name, char *range,
-                          size_t rlen, char *dflt, size_t dlen);
 
 typedef struct xchg_nb xchg_nb; /* a nonblocking exchange (src/progress/queue.c) */
 struct xchg_wait_hook;          /* work the waits progress (src/progress/progress.h) */

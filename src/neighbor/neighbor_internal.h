@@ -122,11 +122,16 @@ typedef struct xchg_neighbor_info {
     const xchg_nbr_persist_ops *persist;
     xchg_nbr_analyse_fn analyse;      /* NULL: needs none */
     void (*analysis_free)(void *analysis);
+    /* Its own XCHG_* settings (NULL-terminated; read with
+     * xchg_setting_of); NULL: none. */
+    const xchg_setting_def *const *settings;
 } xchg_neighbor_info;
 
 const xchg_neighbor_info *xchg_neighbor_registry_find(xchg_neighbor_algo id);
 const xchg_neighbor_info *xchg_neighbor_registry_find_name(const char *name);
 int xchg_neighbor_registry_count(void);
+/* The i-th setting of the entries' own (NULL past the last). */
+const xchg_setting_def *xchg_neighbor_registry_setting(int i);
 const xchg_neighbor_info *xchg_neighbor_registry_at(int i);
 
 /* The algorithms' functions are declared by registry.c from algos.def. */

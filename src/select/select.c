@@ -273,9 +273,9 @@ static int model_params(const xchg_call *c, const long long *f, xchg_model_param
     m->throttle = (double)setting_throttle(c);
     m->max_inflight = (double)c->cs->settings.max_inflight;
     m->radix = (double)xchg_bruck_radix_for(&c->cs->settings, c->size);
-    m->radix_intra_set = c->cs->settings.bruck_radix_intra;
-    m->radix_inter_set = c->cs->settings.bruck_radix_inter;
-    m->leaders = (double)c->cs->settings.leaders;
+    m->radix_intra_set = xchg_bruck_2level_radix_set(&c->cs->settings, 0);
+    m->radix_inter_set = xchg_bruck_2level_radix_set(&c->cs->settings, 1);
+    m->leaders = (double)xchg_multileader_leaders_set(&c->cs->settings);
     m->temp_limit = (double)c->temp_limit;
     if (agreed) /* the key of the agreed checksum (table.c's) */
         xchg_table_constants((double)((unsigned long long)f[XCHG_AF_TABLE_HI] >> 10), m);

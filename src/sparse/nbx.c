@@ -24,6 +24,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* XCHG_NBX_BARRIER: the census's barrier (nbx_loc's too). */
+static const xchg_setting_def barrier = {"XCHG_NBX_BARRIER", XCHG_KIND_BARRIER, 0, 1, 0, NULL,
+                                         NULL, "ibarrier"};
+const xchg_setting_def *const xchg_sparse_nbx_settings[] = {&barrier, NULL};
+
+int xchg_sparse_nbx_dissemination(const xchg_settings *s)
+{
+    return (int)xchg_setting_of(s, &barrier);
+}
+
 int xchg_sparse_nbx(xchg_sparse_call *s)
 {
     xchg_ibarrier bar;
@@ -51,7 +61,7 @@ int xchg_sparse_nbx(xchg_sparse_call *s)
             rc = xchg_send_window_progress(&ss.w, NULL);
             if (rc == MPI_SUCCESS && xchg_send_window_done(&ss.w)) {
                 rc = xchg_ibarrier_start(&bar, s->comm, s->tag_barrier,
-                                         s->cs->settings.nbx_dissemination);
+                                         xchg_sparse_nbx_dissemination(&s->cs->settings));
                 in_barrier = 1;
             }
         } else {

@@ -250,7 +250,7 @@ static int send_step1(nl_run *r, int tag1, int *n1)
 static int census(nl_run *r, int n1, const int tag[3])
 {
     xchg_sparse_call *s = r->s;
-    const int diss = s->cs->settings.nbx_dissemination;
+    const int diss = xchg_sparse_nbx_dissemination(&s->cs->settings);
     MPI_Comm node = r->x.nl->node;
     /* phase: 0 step 1 sends pending, 1 in A, 2 aggregates pending,
      * 3 in G, 4 G done (forwards pending), 5 in B, 6 done */

@@ -17,7 +17,9 @@ int xchg_sparse_always(int P)
 }
 
 /* Every function an entry names, by the names algos.def gives them. */
-#define XCHG_SPARSE_ALGO(NAME, ID, DESC, ...) int xchg_sparse_##NAME(xchg_sparse_call *s);
+#define XCHG_SPARSE_ALGO(NAME, ID, DESC, ...)                                           \
+    int xchg_sparse_##NAME(xchg_sparse_call *s);                                        \
+    extern const xchg_setting_def *const xchg_sparse_##NAME##_settings[];
 #include "algos.def"
 #undef XCHG_SPARSE_ALGO
 

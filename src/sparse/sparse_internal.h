@@ -100,15 +100,18 @@ typedef struct xchg_sparse_info {
     const char *name;
     const char *desc; /* one line: when it wins */
     xchg_sparse_fn run;
-    /* Whether its census carries one rank's argument error on P ranks
-     * (NULL: never). */
-    int (*carries_errors)(int P);
+    int (*carries_errors)(int P); /* census carries an argument error on P ranks; NULL: never */
+    /* Its own XCHG_* settings (NULL-terminated, read with xchg_setting_of). */
+    const xchg_setting_def *const *settings;
 } xchg_sparse_info;
 
 const xchg_sparse_info *xchg_sparse_registry_find(xchg_sparse_algo id);
 const xchg_sparse_info *xchg_sparse_registry_find_name(const char *name);
 int xchg_sparse_registry_count(void);
 const xchg_sparse_info *xchg_sparse_registry_at(int i);
+/* The entries' own settings, i-th (NULL past the last); nbx's XCHG_NBX_BARRIER. */
+const xchg_setting_def *xchg_sparse_registry_setting(int i);
+int xchg_sparse_nbx_dissemination(const xchg_settings *s);
 /* Runs algorithm algo (one of the registry's) on s: how one algorithm
  * hands a call to another. */
 int xchg_sparse_run(xchg_sparse_algo algo, xchg_sparse_call *s);
