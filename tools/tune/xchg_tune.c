@@ -21,9 +21,11 @@
  * --pattern file:PATH[:N] tunes on an application's own exchange instead:
  * the N-th shape of a file XCHG_RECORD wrote (tools/bench/record_file.h,
  * scaled to this P by the same rule as xchg-bench's), one rule for it.
+ * --sparse MIN:MAX adds the sparse exchange's rules (tune_sparse.c).
  */
 #include "bench_util.h"
 #include "record_load.h"
+#include "tune_sparse.h"
 #include "xchg.h"
 
 #include <errno.h>
@@ -205,7 +207,7 @@ static int peer_on_my_node(void)
 
 static const char usage_line[] =
     "usage: xchg-tune [--out FILE] [--sizes MIN:MAX] [--iters N] [--verify]\n"
-    "                 [--pattern file:PATH[:N]] [--help]\n";
+    "                 [--pattern file:PATH[:N]] [--sparse MIN:MAX] [--help]\n";
 static const char usage_text[] =
     "  --out FILE         the table to write (default xchg-tuning.txt)\n"
     "  --sizes MIN:MAX    mean block bytes to measure, every power of 4 from MIN up to\n"
@@ -217,6 +219,9 @@ static const char usage_text[] =
     "                     settings, runs each rule's algorithm (exit 1 if not)\n"
     "  --pattern file:PATH[:N]  tune on the N-th shape (default 0) of a file\n"
     "                     XCHG_RECORD wrote instead of random counts: one rule\n"
+    "  --sparse MIN:MAX   also the sparse exchange's rules: 128-byte messages to m\n"
+    "                     random other ranks, m every power of 4 from MIN up to MAX\n"
+    "                     (clipped to ranks - 1 and 63; like 1:64)\n"
     "  --help, -h         this text\n"
     "Every rule is for this run's number of ranks: run it once per job size.\n"
     "Use the table with XCHG_TUNING_FILE=FILE (docs/tuning.md).\n";
@@ -254,11 +259,12 @@ typedef struct options {
     const char *out, *file_spec;
     long smin, smax;
     int iters, verify;
+    int mmin, mmax; /* --sparse; 0: not asked */
 } options;
 
 static void parse_options(int argc, char **argv, options *o)
 {
-    *o = (options){"xchg-tuning.txt", NULL, 8, 65536, 20, 0};
+    *o = (options){"xchg-tuning.txt", NULL, 8, 65536, 20, 0, 0, 0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int has_value = i + 1 < argc;
@@ -270,7 +276,7 @@ static void parse_options(int argc, char **argv, options *o)
         } else if (!strcmp(a, "--verify")) {
             o->verify = 1;
         } else if (strcmp(a, "--out") && strcmp(a, "--sizes") && strcmp(a, "--iters") &&
-                   strcmp(a, "--pattern")) {
+                   strcmp(a, "--pattern") && strcmp(a, "--sparse")) {
             char msg[160];
             snprintf(msg, sizeof msg, "unknown option '%.60s'", a);
             usage_exit(msg);
@@ -282,6 +288,13 @@ static void parse_options(int argc, char **argv, options *o)
             o->out = argv[++i];
         } else if (!strcmp(a, "--sizes")) {
             parse_sizes(argv[++i], &o->smin, &o->smax);
+        } else if (!strcmp(a, "--sparse")) {
+            int64_t lo, hi;
+            if (bench_parse_sizes(argv[++i], &lo, &hi) || hi > 1 << 20)
+                usage_exit("--sparse wants MIN:MAX messages per rank, powers of two with "
+                           "MIN <= MAX (like 1:64)");
+            o->mmin = (int)lo;
+            o->mmax = (int)hi;
         } else if (!strcmp(a, "--iters")) {
             char *end;
             long v = strtol(argv[++i], &end, 10);
@@ -376,8 +389,14 @@ static int verify_table(const char *out, int nsizes, long *sizes, const xchg_alg
 
 /* Writes the table (rank 0); *written[i]: size i has a rule. 0, or 1 on
  * every rank if it cannot be written. */
+typedef struct sparse_rules {
+    int n, m[TUNE_SPARSE_MAX];
+    xchg_sparse_algo best[TUNE_SPARSE_MAX];
+} sparse_rules;
+
 static int write_table(const char *out, int one_node, double wire, double beta, int nsizes,
-                       const long long *keys, const xchg_algo *best, int *written)
+                       const long long *keys, const xchg_algo *best, int *written,
+                       const sparse_rules *sp)
 {
     int werr = 0;
     for (int i = 0; i < nsizes; i++) {
@@ -405,6 +424,7 @@ static int write_table(const char *out, int one_node, double wire, double beta, 
             if (written[i])
                 fprintf(f, "rule %d %d %lld %lld %s\n", P, P, lo, hi, xchg_algo_name(best[i]));
         }
+        tune_sparse_write(f, sp->n, sp->m, sp->best, P);
         if (fclose(f) != 0) {
             fprintf(stderr, "xchg-tune: cannot write %s: %s\n", out, strerror(errno));
             werr = 1;
@@ -491,7 +511,12 @@ int main(int argc, char **argv)
                    vt * 1e6);
         pattern_free(&p);
     }
-    int failures = write_table(o.out, one_node, wire, beta, nsizes, keys, best, written);
+    sparse_rules sp = {0};
+    if (o.mmin > 0) {
+        sp.n = tune_sparse_counts(o.mmin, o.mmax, P, sp.m);
+        tune_sparse_measure(sp.n, sp.m, o.iters, rank, P, sp.best);
+    }
+    int failures = write_table(o.out, one_node, wire, beta, nsizes, keys, best, written, &sp);
     if (o.verify && !failures) {
         int n = 0;
         for (int i = 0; i < nsizes; i++)
@@ -500,6 +525,7 @@ int main(int argc, char **argv)
                 best[n++] = best[i];
             }
         failures = verify_table(o.out, n, sizes, best, recp);
+        failures += tune_sparse_verify(sp.n, sp.m, sp.best, rank, P); /* the table is set */
     }
     if (recp)
         bench_record_free(&rec);
