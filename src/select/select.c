@@ -96,7 +96,7 @@ static long setting_auto_refresh(const xchg_call *c) { return c->cs->settings.au
 typedef struct select_state {
     int have;                  /* choice below is agreed */
     xchg_algo choice;
-    xchg_algo fallback;        /* the model's best other than hierarchical (runnable()) */
+    xchg_algo fallback;        /* the model's best without a prepare step (runnable()) */
     int armed;                 /* this call refreshes the choice */
     int started;               /* ... and the agreement is in flight */
     int start_rc;              /* what starting it returned */
@@ -324,7 +324,8 @@ static int moved(const long long *was, const long long *now)
 
 /* The model's ranking of the candidates on agreed fields f. */
 typedef struct ranking {
-    xchg_algo best, second, fallback; /* fallback: the best other than hierarchical */
+    xchg_algo best, second, fallback; /* fallback: the best without a prepare step, which
+                                          runs anywhere, inside a coroutine too */
     double best_t, second_t;
     int n;
     const xchg_algo_info *cand[MAX_CANDIDATES];
