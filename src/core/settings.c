@@ -89,13 +89,9 @@ static int setting_count(const xchg_algo_names *names)
 
 int64_t xchg_setting_of(const xchg_settings *s, const xchg_setting_def *d)
 {
-    for (int k = 0; s->algo_setting && k < XCHG_ALGO_SETTINGS_MAX; k++) {
-        const xchg_setting_def *e = s->algo_setting(k);
-        if (!e)
-            break;
-        if (e == d)
+    for (int k = 0; k < XCHG_ALGO_SETTINGS_MAX && s->algo_def[k]; k++)
+        if (s->algo_def[k] == d)
             return s->algo_value[k] == VALUE_UNSET ? d->dflt : s->algo_value[k];
-    }
     return d->dflt;
 }
 
@@ -495,7 +491,8 @@ int xchg_settings_agree(MPI_Comm comm, const xchg_algo_names *names, xchg_settin
     }
 
     memset(s, 0, sizeof *s);
-    s->algo_setting = names ? names->algo_setting : NULL;
+    for (int k = 0; k < N - XCHG_SETTING_COUNT; k++)
+        s->algo_def[k] = def_at(names, XCHG_SETTING_COUNT + k);
     s->max_temp_bytes = (size_t)-v[4 * N];
     table_agreed(v + 3 * N, &s->table_checksum, &s->table_differ);
     for (int i = 0; i < N; i++)

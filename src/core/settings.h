@@ -55,7 +55,8 @@ typedef struct xchg_setting_def {
     const char *dflt_text;  /* the default in words, NULL: dflt */
 } xchg_setting_def;
 
-/* At most this many algorithms' own settings. */
+/* At most this many algorithms' own settings (one more would not be read:
+ * tests/docs_settings.py would find it missing from the table). */
 enum { XCHG_ALGO_SETTINGS_MAX = 16 };
 
 typedef struct xchg_settings {
@@ -82,8 +83,9 @@ typedef struct xchg_settings {
     uint64_t table_checksum;
     int table_differ;
     /* The algorithms' own settings (xchg_setting_of reads one): their
-     * definitions (xchg_algo_names.algo_setting) and agreed values. */
-    const xchg_setting_def *(*algo_setting)(int i);
+     * definitions (xchg_algo_names.algo_setting; NULL past the last), kept
+     * here so that a read is a short scan, and their agreed values. */
+    const xchg_setting_def *algo_def[XCHG_ALGO_SETTINGS_MAX];
     int64_t algo_value[XCHG_ALGO_SETTINGS_MAX];
 } xchg_settings;
 
