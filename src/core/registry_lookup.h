@@ -1,7 +1,8 @@
 /*
- * registry_lookup.h - the lookup both registries (alltoallv/registry.c,
- * sparse/registry.c) define over their table: count, at, find by id, find
- * by name. One definition, so the two cannot drift apart.
+ * registry_lookup.h - the lookup the three registries (alltoallv/,
+ * sparse/ and neighbor/registry.c) define over their table: count, at,
+ * find by id, find by name, and their entries' own settings. One
+ * definition, so they cannot drift apart.
  */
 #ifndef XCHG_REGISTRY_LOOKUP_H
 #define XCHG_REGISTRY_LOOKUP_H
