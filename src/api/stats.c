@@ -15,14 +15,10 @@ static const xchg_setting_def *algo_setting(int i)
 {
     const xchg_setting_def *(*const from[])(int) = {
         xchg_registry_setting, xchg_sparse_registry_setting, xchg_neighbor_registry_setting};
-    for (size_t r = 0; r < sizeof from / sizeof from[0]; r++) {
-        int n = 0;
-        while (from[r](n))
-            n++;
-        if (i < n)
-            return from[r](i);
-        i -= n;
-    }
+    for (size_t r = 0; r < sizeof from / sizeof from[0]; r++)
+        for (int k = 0; from[r](k); k++)
+            if (i-- == 0)
+                return from[r](k);
     return NULL;
 }
 

@@ -60,8 +60,15 @@ xchg_sparse_algo xchg_select_sparse(xchg_comm_state *cs, xchg_sparse_state *ss, 
     const int P = cs->size;
     const long long census = ss->census_msgs;
     const xchg_settings *set = &cs->settings;
-    int line = 0;
-    if (xchg_table_use(cs->rank, xchg_table_key_of(set->table_checksum), set->table_differ)) {
+    int line = 0, use = 0;
+    /* Without an agreed table the answer is no at every call: asked once
+     * per communicator, for its warnings (a table that cannot be used, or
+     * that differs by rank), not at every call. */
+    if (set->table_checksum != 0 || !ss->table_asked) {
+        use = xchg_table_use(cs->rank, xchg_table_key_of(set->table_checksum), set->table_differ);
+        ss->table_asked = 1;
+    }
+    if (use) {
         xchg_sparse_algo ruled = xchg_table_sparse(P, census, &line);
         if (ruled != XCHG_SPARSE_INVALID) {
             char path[256];

@@ -56,9 +56,9 @@ typedef struct xchg_sparse_state {
     long long census_msgs;
     unsigned long long auto_printed; /* XCHG_VERBOSE: what sparse auto has named */
     xchg_sparse_algo auto_last;      /* its last choice (-1 none) */
-    MPI_Win win;          /* rma: window of P ints, created on first use */
-    int *wincounts;
-    int winsize;
+    int table_asked;      /* sparse auto asked whether the tuning table applies */
+    MPI_Win win;          /* rma: window of P ints (wincounts, winsize), made on first use */
+    int *wincounts, winsize;
     struct xchg_sparse_state *next_live; /* rma.c's list of live windows */
 } xchg_sparse_state;
 

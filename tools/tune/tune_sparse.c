@@ -12,6 +12,7 @@
  * of the pattern was seen (its second call on a new communicator).
  */
 #include "tune_sparse.h"
+#include "tune_time.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,10 +93,23 @@ static int run_checked(xchg_sparse_algo algo, const spattern *p, MPI_Comm comm, 
     return all;
 }
 
-static int cmp_double(const void *a, const void *b)
+typedef struct timed_call {
+    xchg_sparse_algo algo;
+    const spattern *p;
+    xchg_sparse_result r; /* the last call's, freed outside the time */
+} timed_call;
+
+static void sparse_once(void *ctx)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+    timed_call *tc = ctx;
+    const spattern *p = tc->p;
+    xchg_sparse_exchange_algo(tc->algo, p->n, p->dests, p->sb, p->counts, p->displs, MPI_BYTE,
+                              NULL, NULL, &tc->r, MPI_COMM_WORLD);
+}
+
+static void sparse_free(void *ctx)
+{
+    xchg_sparse_result_free(&((timed_call *)ctx)->r);
 }
 
 /* The median of the slowest rank's time over iters calls of algo; -1: a
@@ -107,21 +121,8 @@ static double time_sparse(xchg_sparse_algo algo, const spattern *p, int iters, i
         return -1.0;
     if (ran != (int)algo)
         return -2.0;
-    double *t = malloc(sizeof(double) * (size_t)iters);
-    for (int i = 0; i < iters; i++) {
-        xchg_sparse_result r;
-        MPI_Barrier(MPI_COMM_WORLD);
-        double t0 = MPI_Wtime();
-        xchg_sparse_exchange_algo(algo, p->n, p->dests, p->sb, p->counts, p->displs, MPI_BYTE,
-                                  NULL, NULL, &r, MPI_COMM_WORLD);
-        double dt = MPI_Wtime() - t0;
-        xchg_sparse_result_free(&r);
-        MPI_Allreduce(&dt, &t[i], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    }
-    qsort(t, (size_t)iters, sizeof(double), cmp_double);
-    double med = t[iters / 2];
-    free(t);
-    return med;
+    timed_call tc = {algo, p, {0}};
+    return tune_time(sparse_once, sparse_free, &tc, iters);
 }
 
 int tune_sparse_counts(int mmin, int mmax, int P, int *m)

@@ -26,6 +26,7 @@
 #include "bench_util.h"
 #include "record_load.h"
 #include "tune_sparse.h"
+#include "tune_time.h"
 #include "xchg.h"
 
 #include <errno.h>
@@ -39,12 +40,6 @@ static int rank, P;
 /* The model's per-post overhead (src/select/model.c, xchg_model_defaults),
  * written to the table beside the alpha measured here. */
 #define TUNE_OVERHEAD 0.2e-6
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 typedef struct {
     int *sc, *sd, *rc, *rd;
@@ -137,6 +132,19 @@ static void pattern_free(pattern *p)
     free(p->sb); free(p->rb); free(p->ref);
 }
 
+typedef struct timed_call {
+    xchg_algo a;
+    pattern *p;
+} timed_call;
+
+static void alltoallv_once(void *ctx)
+{
+    const timed_call *tc = ctx;
+    pattern *p = tc->p;
+    xchg_alltoallv_algo(tc->a, p->sb, p->sc, p->sd, MPI_BYTE, p->rb, p->rc, p->rd, MPI_BYTE,
+                        MPI_COMM_WORLD);
+}
+
 /* Median over iters of the slowest rank's time; -1 if the result is wrong, -2 if
  * another algorithm ran in its place. */
 static double time_algo(xchg_algo a, pattern *p, int iters)
@@ -148,18 +156,8 @@ static double time_algo(xchg_algo a, pattern *p, int iters)
     MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (!all)
         return -1.0;
-    double *t = malloc(sizeof(double) * iters);
-    for (int i = 0; i < iters; i++) {
-        MPI_Barrier(MPI_COMM_WORLD);
-        double t0 = MPI_Wtime();
-        xchg_alltoallv_algo(a, p->sb, p->sc, p->sd, MPI_BYTE, p->rb, p->rc, p->rd, MPI_BYTE,
-                            MPI_COMM_WORLD);
-        double dt = MPI_Wtime() - t0;
-        MPI_Allreduce(&dt, &t[i], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    }
-    qsort(t, iters, sizeof(double), cmp_double);
-    double med = t[iters / 2];
-    free(t);
+    timed_call tc = {a, p};
+    double med = tune_time(alltoallv_once, NULL, &tc, iters);
     /* another algorithm ran in its place (shm without its window: linear;
      * node_pairs_shm: node_pairs), the same on every rank: a rule naming
      * it would not run it, and the one that ran is timed under its name */
