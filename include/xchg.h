@@ -381,7 +381,8 @@ typedef enum xchg_sparse_algo {
     XCHG_SPARSE_NBX = 3,      /* "nbx": Issend, Iprobe, nonblocking barrier (Hoefler 2010) */
     XCHG_SPARSE_RMA = 4,      /* "rma": counts by MPI_Put into a window, then point-to-point */
     XCHG_SPARSE_PEX_LOC = 5,  /* "pex_loc": pex's census per node, one aggregate per node pair */
-    XCHG_SPARSE_NBX_LOC = 6   /* "nbx_loc": nbx's protocol per step, one aggregate per node pair */
+    XCHG_SPARSE_NBX_LOC = 6,  /* "nbx_loc": nbx's protocol per step, one aggregate per node pair */
+    XCHG_SPARSE_PEX_LOC_SHM = 7 /* "pex_loc_shm": pex_loc, inside each node through shared memory */
 } xchg_sparse_algo;
 
 /* Called once per received message: `count` elements of the datatype from

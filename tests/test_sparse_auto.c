@@ -148,9 +148,24 @@ static double ranks_per_node(void)
 }
 static double rpn_mean;
 
-/* sparse.c's rule, restated. */
+/* Whether MPI makes shared windows here: not Open MPI without its osc sm
+ * component (OMPI_MCA_osc naming others only). */
+static int windows_made(void)
+{
+    const char *osc = getenv("OMPI_MCA_osc");
+    return !osc || strstr(osc, "sm") != NULL;
+}
+
+/* sparse_rules.c's rule, restated. */
 static xchg_sparse_algo expected_choice(long long census)
 {
+    const int win = windows_made();
+    if (win && P >= 2 && rpn_mean >= P)
+        return XCHG_SPARSE_PEX_LOC_SHM;
+    if (win && P >= 32 && rpn_mean >= 16 && rpn_mean <= 63)
+        return XCHG_SPARSE_PEX_LOC_SHM;
+    if (win && rpn_mean >= 16 && (P >= 1024 || (census >= 0 && P >= 32 && census <= 3LL * P)))
+        return XCHG_SPARSE_PEX_LOC_SHM;
     if (P >= 32 && P <= 127 && census >= 0 && census <= 2LL * P)
         return XCHG_SPARSE_RSX;
     if (rpn_mean >= 16 && census >= 0 &&
@@ -277,8 +292,12 @@ int main(int argc, char **argv)
                   g.dup);
             if (!st->forced_nbx)
                 switched[stats.sparse_algo == XCHG_SPARSE_RSX] = 1;
-            if ((stats.sparse_algo == XCHG_SPARSE_PEX || stats.sparse_algo == XCHG_SPARSE_RSX) &&
-                !st->bad_dest)
+            /* pex_loc and pex_loc_shm count as rsx does (no 6-bit fold) */
+            int counted = stats.sparse_algo == XCHG_SPARSE_PEX ||
+                          stats.sparse_algo == XCHG_SPARSE_RSX ||
+                          stats.sparse_algo == XCHG_SPARSE_PEX_LOC ||
+                          stats.sparse_algo == XCHG_SPARSE_PEX_LOC_SHM;
+            if (counted && !st->bad_dest)
                 census = census_of(st->pat, stats.sparse_algo == XCHG_SPARSE_PEX, d2, c2);
             free(sbuf);
         }

@@ -54,7 +54,7 @@ grep '^sparse ' "$table" | {
       fail "sparse rule $mmin..$mmax does not continue from $next"
     next=$((mmax + 1))
     case "$algo" in # (the library parses it too: no warning above)
-      pex | rsx | nbx | rma | pex_loc | nbx_loc) ;;
+      pex | rsx | nbx | rma | pex_loc | nbx_loc | pex_loc_shm) ;;
       *) fail "a sparse rule names '$algo'" ;;
     esac
   done

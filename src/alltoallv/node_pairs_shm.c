@@ -222,7 +222,7 @@ int xchg_node_pairs_shm_ready(const xchg_comm_state *cs)
         return 1;
     const nps_state *s = cs->ext[xchg_algo_slot(XCHG_ALGO_NODE_PAIRS_SHM)];
     return xchg_node_state_ready(cs, &nps_ops) && s &&
-           xchg_node_window_ready(cs, (size_t)s->need);
+           xchg_node_window_ready(cs, table_bytes(s, cs->size), (size_t)s->need);
 }
 
 /* One rank copies its block without a window: usable as itself. */
@@ -730,7 +730,7 @@ int xchg_alltoallv_node_pairs_shm(xchg_call *c)
 #else
     int sync_ok = 1;
 #endif
-    if (sync_ok && (!in_coro || xchg_node_window_ready(c->cs, (size_t)s->need))) {
+    if (sync_ok && (!in_coro || xchg_node_window_ready(c->cs, table_bytes(s, c->size), (size_t)s->need))) {
         rc = xchg_node_window_of(c->cs, s->nl->node, table_bytes(s, c->size), (size_t)s->need, &w);
         if (rc != MPI_SUCCESS)
             return rc;

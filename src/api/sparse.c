@@ -194,7 +194,8 @@ static int check_call(xchg_comm_state *cs, xchg_sparse_algo *algo, int from_env,
         if (*algo == XCHG_SPARSE_INVALID) { /* so this fails on every rank alike */
             *fatal = 1;
             return xchg_error_code(MPI_ERR_ARG, "XCHG_SPARSE_ALGO: unknown sparse algorithm "
-                                   "'%s' (pex, rsx, nbx, rma, pex_loc, nbx_loc or auto)",
+                                   "'%s' (pex, rsx, nbx, rma, pex_loc, nbx_loc, "
+                                   "pex_loc_shm or auto)",
                                    cs->settings.sparse_algo_text);
         }
     }
@@ -207,8 +208,8 @@ static int check_call(xchg_comm_state *cs, xchg_sparse_algo *algo, int from_env,
         rc = xchg_error_code(MPI_ERR_ARG, "algo %d is not a sparse algorithm of this build",
                              (int)*algo);
     /* An argument error fails every rank alike where a collective carries
-     * it: the check mode's allreduce, or else the census of pex, rsx and
-     * pex_loc (once the algorithm is known). nbx, nbx_loc and rma have no
+     * it: the check mode's allreduce, or else the census of pex, rsx,
+     * pex_loc and pex_loc_shm (once the algorithm is known). nbx, nbx_loc and rma have no
      * census that could carry it: there the error is this rank's only. */
     if (cs->settings.check)
         rc = xchg_agree_errors(cs->pcomm, cs->rank, cs->size, rc, "xchg_sparse_exchange");

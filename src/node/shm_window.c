@@ -202,12 +202,18 @@ static int shm_possible(const xchg_comm_state *cs)
 #endif
 }
 
-/* Whether a window of `half` bytes per half stays within
- * XCHG_MAX_TEMP_BYTES (agreed: the same answer on every rank). */
-static int fits(const xchg_shm_window *w, size_t half, const xchg_comm_state *cs)
+/* Whether a window of `entries` table entries and `half` bytes per half
+ * stays within XCHG_MAX_TEMP_BYTES (agreed: the same answer on every rank). */
+static int fits_as(const xchg_shm_window *w, size_t entries, size_t half,
+                   const xchg_comm_state *cs)
 {
     return half <= cs->settings.max_temp_bytes / 2 &&
-           stride_for(w->entries, half) <= cs->settings.max_temp_bytes / (size_t)w->P;
+           stride_for(entries, half) <= cs->settings.max_temp_bytes / (size_t)w->P;
+}
+
+static int fits(const xchg_shm_window *w, size_t half, const xchg_comm_state *cs)
+{
+    return fits_as(w, w->entries, half, cs);
 }
 
 /* Cached where this rank had no memory for the state: unusable, as every
@@ -330,49 +336,64 @@ static int node_window_make(xchg_comm_state *cs, xchg_shm_window *w, MPI_Comm no
     return 1;
 }
 
-/* Whether a node window must grow for grow_to now (not a size refused before). */
-static int node_growth_due(const xchg_shm_window *w, size_t grow_to)
+static size_t entries_for(size_t table_bytes)
 {
-    return w->usable && grow_to > w->half && !(w->refused && grow_to >= w->refused);
+    return (table_bytes + sizeof(xchg_shm_entry) - 1) / sizeof(xchg_shm_entry);
+}
+
+/* Whether a node window must grow now: for grow_to data bytes, or for a
+ * table area of `entries` (node algorithms differ in theirs; the window
+ * keeps the largest), unless a region that large was refused before. */
+static int node_growth_due(const xchg_shm_window *w, size_t grow_to, size_t entries)
+{
+    if (!w->usable || (grow_to <= w->half && entries <= w->entries))
+        return 0;
+    size_t half = grow_to > w->half ? grow_to : w->half;
+    size_t ent = entries > w->entries ? entries : w->entries;
+    return !(w->refused && stride_for(ent, half) >= w->refused);
 }
 
 int xchg_node_window_of(xchg_comm_state *cs, MPI_Comm node, size_t table_bytes,
                         size_t grow_to, xchg_shm_window **out)
 {
     xchg_shm_window *w = cs->ext[XCHG_EXT_NODE_WINDOW];
+    const size_t entries = entries_for(table_bytes);
     *out = NULL;
     if (!w) {
         xchg_shm_window spare;
-        xchg_shm_window *use = state_new(
-            &spare, (table_bytes + sizeof(xchg_shm_entry) - 1) / sizeof(xchg_shm_entry));
+        xchg_shm_window *use = state_new(&spare, entries);
         size_t half = (size_t)cs->settings.shm_bytes;
         if (grow_to > half)
             half = grow_to;
         if (node_window_possible(cs))
             use->usable = node_window_make(cs, use, node, half, use == &spare);
         w = state_cache(cs, XCHG_EXT_NODE_WINDOW, use, &spare);
-    } else if (node_growth_due(w, grow_to)) {
-        /* every rank passes the same grow_to: the same decision everywhere;
-         * nodes differ in size: grow only where every node fits (agreed) */
-        if (any_failed(cs->pcomm, !fits(w, grow_to, cs))) {
-            w->refused = grow_to;
+    } else if (node_growth_due(w, grow_to, entries)) {
+        /* every rank passes the same grow_to and table_bytes: the same
+         * decision everywhere; nodes differ in size: grow only where every
+         * node fits (agreed) */
+        size_t half = grow_to > w->half ? grow_to : w->half;
+        size_t ent = entries > w->entries ? entries : w->entries;
+        if (any_failed(cs->pcomm, !fits_as(w, ent, half, cs))) {
+            w->refused = stride_for(ent, half);
         } else {
             window_release(w);
-            int made = window_make(w, grow_to, cs->settings.max_temp_bytes);
+            w->entries = ent;
+            int made = window_make(w, half, cs->settings.max_temp_bytes);
             w->usable = !any_failed(cs->pcomm, !made);
             if (!w->usable && made)
                 window_release(w);
         }
     }
-    if (w->usable && w->half >= grow_to)
+    if (w->usable && w->half >= grow_to && w->entries >= entries)
         *out = w;
     return MPI_SUCCESS;
 }
 
-int xchg_node_window_ready(const xchg_comm_state *cs, size_t grow_to)
+int xchg_node_window_ready(const xchg_comm_state *cs, size_t table_bytes, size_t grow_to)
 {
     const xchg_shm_window *w = cs->ext[XCHG_EXT_NODE_WINDOW];
-    return w && !node_growth_due(w, grow_to);
+    return w && !node_growth_due(w, grow_to, entries_for(table_bytes));
 }
 
 int xchg_node_window_usable(const xchg_comm_state *cs)

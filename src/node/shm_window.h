@@ -91,16 +91,19 @@ static inline char *xchg_shm_data(const xchg_shm_window *w, char *half)
  * area table_bytes (the algorithm's own layout; the same on every rank);
  * made on first need (collective over cs->pcomm,
  * outside a coroutine), cached in cs->ext[XCHG_EXT_NODE_WINDOW] and grown
- * to grow_to data bytes per half when that is larger (every rank must
- * pass the same grow_to: the callers agree it; a growth past
- * XCHG_MAX_TEMP_BYTES on any node keeps the window, and is not retried).
+ * to grow_to data bytes per half, or to a larger table area, when that is
+ * larger (every rank must pass the same grow_to and table_bytes: the
+ * callers agree them; a growth past XCHG_MAX_TEMP_BYTES on any node keeps
+ * the window, and is not retried). One window serves every algorithm: its
+ * epochs count their calls, whichever made them.
  * Usable only where every node made its window (agreed over pcomm); under
  * SMPI too, where xchg_shm_sync is a node barrier. *out is NULL when it
  * cannot be used or is smaller than grow_to. */
 int xchg_node_window_of(xchg_comm_state *cs, MPI_Comm node, size_t table_bytes,
                         size_t grow_to, xchg_shm_window **out);
-/* Whether xchg_node_window_of needs no communication now for grow_to. */
-int xchg_node_window_ready(const xchg_comm_state *cs, size_t grow_to);
+/* Whether xchg_node_window_of needs no communication now for table_bytes
+ * and grow_to. */
+int xchg_node_window_ready(const xchg_comm_state *cs, size_t table_bytes, size_t grow_to);
 /* Whether a node window may be used on cs (before one was tried: the
  * settings; after: whether it was made, agreed). */
 int xchg_node_window_usable(const xchg_comm_state *cs);

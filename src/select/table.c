@@ -133,8 +133,8 @@ static int parse_algo(const char *name, rule *r, char *why, size_t len)
     if (r->kind == RULE_SPARSE) {
         const xchg_sparse_info *info = xchg_sparse_registry_find_name(name);
         if (!info) {
-            snprintf(why, len, "a sparse rule names pex, rsx, nbx, rma, pex_loc or nbx_loc (those "
-                     "of this build), not '%s'", name);
+            snprintf(why, len, "a sparse rule names pex, rsx, nbx, rma, pex_loc, nbx_loc or "
+                     "pex_loc_shm (those of this build), not '%s'", name);
             return -1;
         }
         r->algo = info->id;

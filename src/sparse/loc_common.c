@@ -144,8 +144,10 @@ void xchg_loc_free(xchg_sparse_call *s, char *p, size_t bytes, int limited)
     s->mem.temp_cur -= bytes;
 }
 
-int xchg_loc_write(xchg_sparse_call *s, const xchg_loc_items *it, int nb, int always,
-                   int limited, const char *who, xchg_loc_out *o)
+/* xchg_loc_write, or with `into` (room bytes) xchg_loc_write_into. */
+static int write_bundles(xchg_sparse_call *s, const xchg_loc_items *it, int nb, int always,
+                         int limited, const char *who, char *into, size_t room,
+                         xchg_loc_out *o)
 {
     memset(o, 0, sizeof *o);
     o->nb = nb;
@@ -186,18 +188,27 @@ int xchg_loc_write(xchg_sparse_call *s, const xchg_loc_items *it, int nb, int al
     }
     o->off[nb] = total;
     int err = MPI_SUCCESS;
-    o->buf = xchg_loc_alloc(s, total, limited, who, &err);
-    if (!o->buf) {
-        xchg_loc_out_free(s, o);
-        return err;
+    if (into) {
+        o->limited = XCHG_LOC_NOT_OWNED;
+        o->bytes = total;
+        if (total > room)
+            return MPI_SUCCESS; /* sizes only: the caller's memory is too small */
+        o->buf = into;
+    } else {
+        o->buf = xchg_loc_alloc(s, total, limited, who, &err);
+        if (!o->buf) {
+            xchg_loc_out_free(s, o);
+            return err;
+        }
+        o->bytes = total;
     }
-    o->bytes = total;
     for (int k = 0; k < nb; k++) {
         if (o->size[k] == 0)
             continue;
         int *h = (int *)(o->buf + o->off[k]);
         h[XCHG_LOC_FLAG] = 0;
         h[XCHG_LOC_INFO] = 0;
+        h[XCHG_LOC_NEED] = 0;
         h[XCHG_LOC_N] = (int)cnt[k];
         hpos[k] = XCHG_LOC_HDR;
         dpos[k] = hdr_bytes((int)cnt[k]);
@@ -228,9 +239,22 @@ int xchg_loc_write(xchg_sparse_call *s, const xchg_loc_items *it, int nb, int al
     return err;
 }
 
+int xchg_loc_write(xchg_sparse_call *s, const xchg_loc_items *it, int nb, int always,
+                   int limited, const char *who, xchg_loc_out *o)
+{
+    return write_bundles(s, it, nb, always, limited, who, NULL, 0, o);
+}
+
+int xchg_loc_write_into(xchg_sparse_call *s, const xchg_loc_items *it, int nb,
+                        const char *who, char *into, size_t room, xchg_loc_out *o)
+{
+    return write_bundles(s, it, nb, 0, 0, who, into, room, o);
+}
+
 void xchg_loc_out_free(xchg_sparse_call *s, xchg_loc_out *o)
 {
-    xchg_loc_free(s, o->buf, o->bytes, o->limited);
+    if (o->limited != XCHG_LOC_NOT_OWNED)
+        xchg_loc_free(s, o->buf, o->bytes, o->limited);
     free(o->off);
     memset(o, 0, sizeof *o);
 }

@@ -35,8 +35,9 @@
 #include "alltoallv/node_layout.h"
 
 /* Header words of a bundle: a flag (pex_loc: an error was seen), a number
- * (pex_loc: messages counted for the census), then the triples. */
-enum { XCHG_LOC_FLAG, XCHG_LOC_INFO, XCHG_LOC_N, XCHG_LOC_HDR };
+ * (pex_loc: messages counted for the census), a window need (pex_loc_shm:
+ * the sending node's, for growing the node windows), then the triples. */
+enum { XCHG_LOC_FLAG, XCHG_LOC_INFO, XCHG_LOC_NEED, XCHG_LOC_N, XCHG_LOC_HDR };
 
 /* One of the caller's messages on its way. */
 typedef struct xchg_loc_item {
@@ -60,9 +61,11 @@ typedef struct xchg_loc {
 
 /* Bundles written into one buffer: bundle k at buf + off[k], size[k]
  * bytes (0: no bundle). */
+enum { XCHG_LOC_NOT_OWNED = 2 }; /* xchg_loc_out.limited: buf is the caller's memory */
+
 typedef struct xchg_loc_out {
     char *buf;
-    size_t bytes;   /* allocated */
+    size_t bytes;   /* allocated (or written into the caller's memory, or needed there) */
     int limited;    /* counted against XCHG_MAX_TEMP_BYTES (xchg_temp_alloc) */
     int nb;
     size_t *off, *size;
@@ -102,6 +105,11 @@ void xchg_loc_items_free(xchg_loc_items *l);
  * the caller sets them in the headers. */
 int xchg_loc_write(xchg_sparse_call *s, const xchg_loc_items *it, int nb, int always,
                    int limited, const char *who, xchg_loc_out *o);
+/* The same bundles written into `into` (room bytes, e.g. a node window)
+ * when they fit; otherwise only their offsets and sizes, o->buf NULL and
+ * o->bytes the room they need. */
+int xchg_loc_write_into(xchg_sparse_call *s, const xchg_loc_items *it, int nb,
+                        const char *who, char *into, size_t room, xchg_loc_out *o);
 void xchg_loc_out_free(xchg_sparse_call *s, xchg_loc_out *o);
 
 /* A received bundle's items appended to `out` (data pointing into msg,

@@ -44,37 +44,25 @@
  * A communicator whose node layout cannot be made (cs->nodes_failed,
  * agreed) runs pex instead, on every rank.
  */
-#include "loc_common.h"
+#include "pex_loc.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 enum { ERROR_MARK = -1 };
 
-typedef struct pl_run {
-    xchg_sparse_call *s;
-    xchg_loc x;
-    int myerr;             /* this rank's error before data moves (its mark) */
-    int lost;              /* a relay's refusal or a malformed bundle: the flag */
-    int *c1s, *c1r, *c2s, *c2r;       /* the two censuses */
-    int *hdr2;             /* ns flagged headers: aggregates of a flagged node */
-    char **in1, **in2, **in3;         /* received bundles (L, ns, L) */
-    size_t *in1b, *in2b, *in3b;
-    MPI_Request *req;      /* 2L + ns */
-    xchg_loc_items own, mine, relay, agg, forme;
-    xchg_loc_out out1, out2, out3;
-} pl_run;
+typedef xchg_pl_run pl_run;
 
-static void lose(pl_run *r, int err)
+void xchg_pl_lose(pl_run *r, int err)
 {
     if (r->lost == MPI_SUCCESS)
         r->lost = err;
 }
 
-static int pl_alloc(pl_run *r)
+int xchg_pl_alloc(pl_run *r)
 {
     const int L = r->x.L, ns = r->x.ns;
-    r->c1s = malloc(sizeof(int) * (10 * (size_t)L + 3 * (size_t)ns + 1));
+    r->c1s = malloc(sizeof(int) * (10 * (size_t)L + XCHG_LOC_HDR * (size_t)ns + 1));
     r->in1 = calloc(2 * (size_t)L + (size_t)ns + 1, sizeof(char *));
     r->in1b = calloc(2 * (size_t)L + (size_t)ns + 1, sizeof(size_t));
     r->req = malloc(sizeof(MPI_Request) * (2 * (size_t)L + (size_t)ns + 1));
@@ -92,7 +80,7 @@ static int pl_alloc(pl_run *r)
     return MPI_SUCCESS;
 }
 
-static void pl_free(pl_run *r)
+void xchg_pl_free(pl_run *r)
 {
     xchg_sparse_call *s = r->s;
     const int L = r->x.L, ns = r->x.ns;
@@ -102,7 +90,7 @@ static void pl_free(pl_run *r)
             xchg_loc_free(s, r->in3[j], r->in3b[j], 0);
         }
         for (int i = 0; i < ns; i++)
-            xchg_loc_free(s, r->in2[i], r->in2b[i], 1);
+            xchg_loc_free(s, r->in2[i], r->in2b[i], 0);
     }
     xchg_loc_out_free(s, &r->out1);
     xchg_loc_out_free(s, &r->out2);
@@ -118,10 +106,8 @@ static void pl_free(pl_run *r)
     free(r->req);
 }
 
-/* Files the items of a received bundle: those for this rank to deliver,
- * the others into `to` with the bundle `bucket_of` gives them (-1: not a
- * message this rank should have got). */
-static int file_items(pl_run *r, const char *msg, size_t bytes, int *flag, int *info,
+/* (-1 from the routing: not a message this rank should have got.) */
+int xchg_pl_file(pl_run *r, const char *msg, size_t bytes, int *flag, int *info,
                       xchg_loc_items *to, int step)
 {
     xchg_sparse_call *s = r->s;
@@ -184,7 +170,7 @@ static int step_gather(pl_run *r)
         int aerr = MPI_SUCCESS;
         r->in1[j] = xchg_loc_alloc(s, b, 1, "pex_loc: bundles to relay", &aerr);
         if (!r->in1[j]) { /* drained below, once this rank's sends are posted */
-            lose(r, aerr);
+            xchg_pl_lose(r, aerr);
             continue;
         }
         r->in1b[j] = b;
@@ -200,15 +186,14 @@ static int step_gather(pl_run *r)
         rc = MPI_Waitall(nr + ns, r->req, MPI_STATUSES_IGNORE);
     for (int i = 0; i < nr && rc == MPI_SUCCESS; i++) {
         int flag, info, j = src[i];
-        int e = file_items(r, r->in1[j], r->in1b[j], &flag, &info, &r->relay, 1);
+        int e = xchg_pl_file(r, r->in1[j], r->in1b[j], &flag, &info, &r->relay, 1);
         if (e != MPI_SUCCESS)
-            lose(r, e);
+            xchg_pl_lose(r, e);
     }
     return rc;
 }
 
-/* Step 2: one aggregate to each partner, one from each. */
-static int step_pairs(pl_run *r, int flag, int nodesum, int *gflag, int *served_sum)
+int xchg_pl_pairs(pl_run *r, int flag, int nodesum, int *gflag, int *served_sum)
 {
     xchg_sparse_call *s = r->s;
     const int ns = r->x.ns;
@@ -219,20 +204,21 @@ static int step_pairs(pl_run *r, int flag, int nodesum, int *gflag, int *served_
         rc = xchg_loc_push(&r->relay, &r->mine.v[i],
                            xchg_loc_served(&r->x, r->x.nl->node_of[r->mine.v[i].dst]));
     if (rc != MPI_SUCCESS) {
-        lose(r, rc);
+        xchg_pl_lose(r, rc);
         rc = MPI_SUCCESS;
     }
     if (!flag && r->lost == MPI_SUCCESS) {
         int e = xchg_loc_write(s, &r->relay, ns, 1, 1, "pex_loc: aggregates", &r->out2);
         if (e != MPI_SUCCESS)
-            lose(r, e);
+            xchg_pl_lose(r, e);
     }
     int flagged = flag || r->lost != MPI_SUCCESS;
     for (int i = 0; i < ns && rc == MPI_SUCCESS; i++) {
-        int *h = flagged ? r->hdr2 + 3 * i : (int *)(r->out2.buf + r->out2.off[i]);
-        size_t b = flagged ? 3 * sizeof(int) : r->out2.size[i];
+        int *h = flagged ? r->hdr2 + XCHG_LOC_HDR * i : (int *)(r->out2.buf + r->out2.off[i]);
+        size_t b = flagged ? XCHG_LOC_HDR * sizeof(int) : r->out2.size[i];
         h[XCHG_LOC_FLAG] = flagged;
         h[XCHG_LOC_INFO] = nodesum;
+        h[XCHG_LOC_NEED] = r->need_out;
         if (flagged)
             h[XCHG_LOC_N] = 0;
         rc = MPI_Isend(h, (int)b, MPI_BYTE, xchg_loc_partner(&r->x, i), tag, s->comm,
@@ -246,17 +232,20 @@ static int step_pairs(pl_run *r, int flag, int nodesum, int *gflag, int *served_
         int lost = MPI_SUCCESS, f = 0, info = 0;
         rc = MPI_Probe(MPI_ANY_SOURCE, tag, s->comm, &st);
         if (rc == MPI_SUCCESS)
-            rc = xchg_loc_recv_probed(s, &st, tag, 1, "pex_loc: aggregates to hand on",
+            /* not refused at the limit: the sending node could not learn of it */
+            rc = xchg_loc_recv_probed(s, &st, tag, 0, "pex_loc: aggregates to hand on",
                                       &r->in2[i], &r->in2b[i], &lost);
         if (rc != MPI_SUCCESS)
             break;
         if (lost != MPI_SUCCESS) {
-            lose(r, lost);
+            xchg_pl_lose(r, lost);
             continue;
         }
-        int e = file_items(r, r->in2[i], r->in2b[i], &f, &info, &r->agg, 2);
+        int e = xchg_pl_file(r, r->in2[i], r->in2b[i], &f, &info, &r->agg, 2);
         if (e != MPI_SUCCESS)
-            lose(r, e);
+            xchg_pl_lose(r, e);
+        else if (((const int *)r->in2[i])[XCHG_LOC_NEED] > r->need_in)
+            r->need_in = ((const int *)r->in2[i])[XCHG_LOC_NEED];
         *gflag |= f != 0;
         *served_sum += info;
     }
@@ -332,9 +321,9 @@ int xchg_sparse_pex_loc(xchg_sparse_call *s)
         s->ran = XCHG_SPARSE_PEX; /* no node layout, on every rank alike */
         return xchg_sparse_run(XCHG_SPARSE_PEX, s);
     }
-    int rc = pl_alloc(&r);
+    int rc = xchg_pl_alloc(&r);
     if (rc != MPI_SUCCESS) {
-        pl_free(&r);
+        xchg_pl_free(&r);
         return rc;
     }
     const int L = r.x.L, la = r.x.la;
@@ -363,12 +352,13 @@ int xchg_sparse_pex_loc(xchg_sparse_call *s)
     /* step 2, then census 2: relays' bundle sizes, flags, served sums */
     int gflag = flag, served_sum = 0;
     if (rc == MPI_SUCCESS && r.x.N > 1)
-        rc = step_pairs(&r, flag, nodesum, &gflag, &served_sum);
+        rc = xchg_pl_pairs(&r, flag, nodesum, &gflag, &served_sum);
     gflag |= r.lost != MPI_SUCCESS;
     if (rc == MPI_SUCCESS && !gflag && r.agg.n > 0) {
-        int e = xchg_loc_write(s, &r.agg, L, 0, 1, "pex_loc: messages to hand on", &r.out3);
+        /* not refused at the limit: only this node would see the flag */
+        int e = xchg_loc_write(s, &r.agg, L, 0, 0, "pex_loc: messages to hand on", &r.out3);
         if (e != MPI_SUCCESS) {
-            lose(&r, e);
+            xchg_pl_lose(&r, e);
             gflag = 1;
         }
     }
@@ -391,13 +381,13 @@ int xchg_sparse_pex_loc(xchg_sparse_call *s)
         /* every rank saw the flag: the error agreed, nothing delivered */
         if (s->local_err == MPI_SUCCESS)
             s->local_err = r.myerr != MPI_SUCCESS ? r.myerr : r.lost;
-        pl_free(&r);
+        xchg_pl_free(&r);
         return xchg_sparse_agree(s);
     }
     if (rc == MPI_SUCCESS) {
         s->ss->census_msgs = total;
         rc = step_scatter(&r);
     }
-    pl_free(&r);
+    xchg_pl_free(&r);
     return rc;
 }

@@ -57,6 +57,7 @@ typedef struct xchg_sparse_state {
     unsigned long long auto_printed; /* XCHG_VERBOSE: what sparse auto has named */
     xchg_sparse_algo auto_last;      /* its last choice (-1 none) */
     int table_asked;      /* sparse auto asked whether the tuning table applies */
+    unsigned long long shm_grow, shm_want; /* pex_loc_shm.c: agreed size, node's last need */
     MPI_Win win;          /* rma: window of P ints (wincounts, winsize), made on first use */
     int *wincounts, winsize;
     struct xchg_sparse_state *next_live; /* rma.c's list of live windows */
@@ -117,10 +118,10 @@ int xchg_sparse_nbx_dissemination(const xchg_settings *s);
 int xchg_sparse_run(xchg_sparse_algo algo, xchg_sparse_call *s);
 int xchg_sparse_always(int P);
 
-/* Mean ranks per node of cs's node layout (sparse auto's rules); 0 where
- * it cannot be made. Makes it on first use (collective, agreed), so the
- * same answer on every rank. */
+/* Sparse auto's node facts, the same on every rank (layout and window made on first use,
+ * agreed): mean ranks per node (0: none); whether pex_loc_shm's node window is made. */
 double xchg_sparse_ranks_per_node(xchg_comm_state *cs);
+int xchg_sparse_node_window(xchg_comm_state *cs);
 
 /* Tag `off` (XCHG_SPARSE_TAG_*) of this call's parity. */
 static inline int xchg_sparse_tag(const xchg_sparse_call *s, int off)
