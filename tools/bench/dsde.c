@@ -50,8 +50,8 @@ static const char usage[] =
     "  --warmup N         untimed iterations before them (default 10)\n"
     "  --seed N           partner seed: same seed, same partners (default 1)\n"
     "  --algos LIST       sparse algorithms to time, comma list of pex, rsx, nbx, rma,\n"
-    "                     pex_loc, nbx_loc, auto, baseline, or all (default all; the\n"
-    "                     baseline always runs, unless --alone)\n"
+    "                     pex_loc, nbx_loc, pex_loc_shm, auto, baseline, or all\n"
+    "                     (default all; the baseline always runs, unless --alone)\n"
     "  --alone            only the columns of --algos: no baseline added (one job per\n"
     "                     algorithm, as sim/dsde-study runs them)\n"
     "  --check            compare every algorithm's received sources, counts and values\n"
@@ -182,7 +182,7 @@ static int parse_algos(dsde_run *r)
                                           : (int)xchg_sparse_algo_from_name(name);
         if (a == XCHG_SPARSE_INVALID)
             return bench_bad("--algos: '%s' is not a sparse algorithm (pex, rsx, nbx, rma, "
-                             "pex_loc, nbx_loc, auto, baseline, all)", name);
+                             "pex_loc, nbx_loc, pex_loc_shm, auto, baseline, all)", name);
         for (int i = 0; i < r->na; i++)
             if (r->algos[i] == a)
                 return bench_bad("--algos: '%s' given twice", name);
