@@ -101,17 +101,20 @@ xchg_sparse_algo xchg_select_sparse(xchg_comm_state *cs, xchg_sparse_state *ss, 
             return ruled;
         }
     }
+    double rpn = -1; /* ranks per node: asked once, where a rule first needs it */
     for (size_t i = 0; i < sizeof sparse_rules / sizeof sparse_rules[0]; i++) {
         const struct sparse_rule *r = &sparse_rules[i];
         if (P < r->pmin || P > r->pmax || !xchg_sparse_registry_find(r->algo))
             continue;
         if (r->max_mean >= 0 && (census < 0 || census > (long long)r->max_mean * P))
             continue;
-        if (r->min_rpn > 0 && xchg_sparse_ranks_per_node(cs) < r->min_rpn)
+        if (rpn < 0 && (r->min_rpn != 0 || r->max_rpn > 0))
+            rpn = xchg_sparse_ranks_per_node(cs);
+        if (r->min_rpn > 0 && rpn < r->min_rpn)
             continue;
-        if (r->max_rpn > 0 && xchg_sparse_ranks_per_node(cs) > r->max_rpn)
+        if (r->max_rpn > 0 && rpn > r->max_rpn)
             continue;
-        if (r->min_rpn == ONE_NODE && xchg_sparse_ranks_per_node(cs) < P)
+        if (r->min_rpn == ONE_NODE && rpn < P)
             continue;
         if (r->window && !xchg_sparse_node_window(cs))
             continue;
@@ -120,9 +123,12 @@ xchg_sparse_algo xchg_select_sparse(xchg_comm_state *cs, xchg_sparse_state *ss, 
         else if (r->window && r->max_mean >= 0)
             snprintf(why, whylen, "P >= %d, at most %d messages per rank, >= %d ranks per "
                      "node, with a node window", r->pmin, r->max_mean, r->min_rpn);
-        else if (r->window)
+        else if (r->window && r->max_rpn > 0)
             snprintf(why, whylen, "P >= %d, %d to %d ranks per node, with a node window",
                      r->pmin, r->min_rpn, r->max_rpn);
+        else if (r->window)
+            snprintf(why, whylen, "P >= %d, >= %d ranks per node, with a node window",
+                     r->pmin, r->min_rpn);
         else if (r->min_rpn > 0 && r->max_mean >= 0)
             snprintf(why, whylen, "P >= %d, at most %d messages per rank, >= %d ranks per node",
                      r->pmin, r->max_mean, r->min_rpn);

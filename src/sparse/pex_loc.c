@@ -131,9 +131,8 @@ int xchg_pl_file(pl_run *r, const char *msg, size_t bytes, int *flag, int *info,
     return rc;
 }
 
-/* Steps 1 and 3: o's bundles to the other members of this node, posted
- * into req[*n ...] (*n counts them). */
-static int send_bundles(pl_run *r, const xchg_loc_out *o, int tag, MPI_Request *req, int *n)
+/* (pex_loc.h) */
+int xchg_pl_send_bundles(pl_run *r, const xchg_loc_out *o, int tag, MPI_Request *req, int *n)
 {
     int rc = MPI_SUCCESS;
     for (int j = 0; j < r->x.L && rc == MPI_SUCCESS; j++)
@@ -179,7 +178,7 @@ static int step_gather(pl_run *r)
         src[nr++] = j;
     }
     if (rc == MPI_SUCCESS)
-        rc = send_bundles(r, &r->out1, tag, r->req + nr, &ns);
+        rc = xchg_pl_send_bundles(r, &r->out1, tag, r->req + nr, &ns);
     if (rc == MPI_SUCCESS)
         drain_unreceived(r, r->in1, r->c1r, 2, tag);
     if (rc == MPI_SUCCESS)
@@ -281,7 +280,7 @@ static int step_scatter(pl_run *r)
         src[nr++] = j;
     }
     if (rc == MPI_SUCCESS)
-        rc = send_bundles(r, &r->out3, tag, r->req + nr, &nsend);
+        rc = xchg_pl_send_bundles(r, &r->out3, tag, r->req + nr, &nsend);
     if (rc == MPI_SUCCESS)
         drain_unreceived(r, r->in3, r->c2r, 3, tag);
     if (rc == MPI_SUCCESS)

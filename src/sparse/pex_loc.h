@@ -37,6 +37,11 @@ void xchg_pl_lose(xchg_pl_run *r, int err);
 int xchg_pl_file(xchg_pl_run *r, const char *msg, size_t bytes, int *flag, int *info,
                  xchg_loc_items *to, int step);
 
+/* Steps 1 and 3: o's bundles to the other members of this node, posted
+ * into req[*n ...] (*n counts them; none where o has no bundles). */
+int xchg_pl_send_bundles(xchg_pl_run *r, const xchg_loc_out *o, int tag, MPI_Request *req,
+                         int *n);
+
 /* Step 2: this rank's share (r->mine) joins r->relay, one aggregate to
  * each partner (flagged and empty when flag or a loss), one from each;
  * their items filed into r->agg. *gflag: any flag seen; *served_sum: the

@@ -175,12 +175,8 @@ static int read_step(pls_run *p, int step, const xchg_loc_out *o, char **in, siz
         rc = MPI_Irecv(in[j], (int)t->bytes, MPI_BYTE, xchg_node_member(p->r.x.nl, p->r.x.a, j),
                        tag, s->comm, &req[n++]);
     }
-    if (o->buf && o->limited != XCHG_LOC_NOT_OWNED) /* this rank's own overflow */
-        for (int j = 0; j < L && rc == MPI_SUCCESS; j++)
-            if (j != la && o->size[j] > 0)
-                rc = MPI_Isend(o->buf + o->off[j], (int)o->size[j], MPI_BYTE,
-                               xchg_node_member(p->r.x.nl, p->r.x.a, j), tag, s->comm,
-                               &req[n++]);
+    if (rc == MPI_SUCCESS && o->buf && o->limited != XCHG_LOC_NOT_OWNED)
+        rc = xchg_pl_send_bundles(&p->r, o, tag, req, &n); /* this rank's own overflow */
     for (int j = 0; j < L && rc == MPI_SUCCESS && drain; j++) /* truncated on purpose */
         if (j != la && !at[j] && (step == 1 ? tab1(p, j) : tab3(p, j))[la].bytes > 0)
             MPI_Recv(sink, 0, MPI_BYTE, xchg_node_member(p->r.x.nl, p->r.x.a, j), tag,
