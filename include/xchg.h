@@ -505,8 +505,10 @@ typedef enum xchg_neighbor_algo {
     XCHG_NEIGHBOR_AUTO = 0,     /* "auto": the library chooses */
     XCHG_NEIGHBOR_DIRECT = 1,   /* "direct": one message per neighbour, receives pre-posted */
     XCHG_NEIGHBOR_LOCALITY = 2, /* "locality": one aggregate per other node, handed on there */
-    XCHG_NEIGHBOR_MPICH_MODEL = 3 /* "mpich_model": baseline, MPICH 4's MPI_Neighbor_alltoallv
-                                     (every block sent, zero-size too; never chosen by auto) */
+    XCHG_NEIGHBOR_MPICH_MODEL = 3, /* "mpich_model": baseline, MPICH 4's MPI_Neighbor_alltoallv
+                                      (every block sent, zero-size too; never chosen by auto) */
+    XCHG_NEIGHBOR_LOCALITY_SHM = 4 /* "locality_shm": locality with the steps inside a node
+                                      through a node-shared window */
 } xchg_neighbor_algo;
 
 /* A distributed-graph communicator whose graph xchg holds, for an MPI

@@ -420,6 +420,14 @@ static void run_algo(const tcase *c, xchg_neighbor_algo a, int plain)
 #endif
     xchg_stats st;
     xchg_get_stats(xc(c), &st);
+    int csize;
+    MPI_Comm_size(xc(c), &csize);
+    /* locality_shm runs locality where no window is made: one rank, or
+     * Open MPI told to leave out its shared-memory windows */
+    const char *osc = getenv("OMPI_MCA_osc");
+    if (a == XCHG_NEIGHBOR_LOCALITY_SHM && st.neighbor_algo == XCHG_NEIGHBOR_LOCALITY &&
+        (csize == 1 || (osc && !strstr(osc, "sm"))))
+        st.neighbor_algo = XCHG_NEIGHBOR_LOCALITY_SHM;
     CHECK(st.neighbor_algo > 0 && (a == XCHG_NEIGHBOR_AUTO || st.neighbor_algo == (int)a),
           "%s %s: stats say neighbor_algo %d", c->name, xchg_neighbor_algo_name(a),
           st.neighbor_algo);
@@ -660,6 +668,91 @@ static void graph_errors(void)
     MPI_Comm_free(&w);
 }
 
+/* Counts that change between calls on one communicator: every rank to
+ * every rank (itself too), n ints per block where n goes 1, 1, 64 (odd
+ * ranks' blocks only) twice, each algorithm on its own communicator, so
+ * that its first call sizes what it keeps (locality_shm's window: with
+ * XCHG_SHM_BYTES small, the later calls' blocks from odd ranks no longer
+ * fit and go as messages while the others' stay in the window),
+ * blocking then nonblocking; then a persistent request at the largest
+ * counts (locality_shm's init grows the window for them). Checked value by
+ * value. */
+static void growing(void)
+{
+    const int P = world_size, grow[3] = {1, 1, 64};
+    int *peers = malloc(sizeof(int) * (size_t)P);
+    for (int r = 0; r < P; r++)
+        peers[r] = r;
+    int *sc = malloc(sizeof(int) * 4 * (size_t)P), *sd = sc + P, *rcnt = sd + P, *rd = rcnt + P;
+    int *sbuf = malloc(sizeof(int) * 64 * (size_t)P), *rbuf = malloc(sizeof(int) * 64 * (size_t)P);
+    for (int k = 0; k < nalgos; k++) {
+        MPI_Comm g;
+        MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, P, peers, MPI_UNWEIGHTED, P, peers,
+                                       MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &g);
+        MPI_Comm_set_errhandler(g, MPI_ERRORS_RETURN);
+        for (int call = 0; call < 6; call++) {
+            int step = grow[call % 3], at = 0, rat = 0;
+            for (int r = 0; r < P; r++) {
+                sc[r] = world_rank % 2 ? step : 1;
+                rcnt[r] = r % 2 ? step : 1;
+                sd[r] = at, rd[r] = rat;
+                for (int i = 0; i < sc[r]; i++)
+                    sbuf[at + i] = world_rank * 100000 + r * 1000 + i + call;
+                at += sc[r], rat += rcnt[r];
+            }
+            memset(rbuf, 0xff, sizeof(int) * 64 * (size_t)P);
+            int rc;
+            if (call < 3) {
+                rc = xchg_neighbor_alltoallv_algo(algos[k], sbuf, sc, sd, MPI_INT, rbuf, rcnt,
+                                                  rd, MPI_INT, g);
+            } else {
+                xchg_request q = NULL;
+                rc = xchg_ineighbor_alltoallv_algo(algos[k], sbuf, sc, sd, MPI_INT, rbuf, rcnt,
+                                                   rd, MPI_INT, g, &q);
+                if (rc == MPI_SUCCESS)
+                    rc = xchg_wait(q);
+                if (q)
+                    xchg_request_free(&q);
+            }
+            int bad = 0;
+            for (int r = 0; r < P; r++)
+                for (int i = 0; i < rcnt[r]; i++)
+                    bad += rbuf[rd[r] + i] != r * 100000 + world_rank * 1000 + i + call;
+            CHECK_ALL(rc == MPI_SUCCESS && bad == 0, "growing counts, %s, call %d (%d ints "
+                      "from odd ranks): rc %d, %d wrong", xchg_neighbor_algo_name(algos[k]),
+                      call, step, rc, bad);
+        }
+        /* persistent at the largest counts (its init may size what it
+         * keeps for them), started twice */
+        xchg_request q = NULL;
+        int rc = xchg_neighbor_alltoallv_init_algo(algos[k], sbuf, sc, sd, MPI_INT, rbuf, rcnt,
+                                                   rd, MPI_INT, g, MPI_INFO_NULL, &q);
+        for (int start = 0; start < 2 && rc == MPI_SUCCESS; start++) {
+            int at = 0;
+            for (int r = 0; r < P; r++)
+                for (int i = 0; i < sc[r]; i++)
+                    sbuf[at++] = world_rank * 100000 + r * 1000 + i + 7 * start;
+            memset(rbuf, 0xff, sizeof(int) * 64 * (size_t)P);
+            rc = xchg_start(q);
+            if (rc == MPI_SUCCESS)
+                rc = xchg_wait(q);
+            int bad = 0;
+            for (int r = 0; r < P; r++)
+                for (int i = 0; i < rcnt[r]; i++)
+                    bad += rbuf[rd[r] + i] != r * 100000 + world_rank * 1000 + i + 7 * start;
+            CHECK_ALL(rc == MPI_SUCCESS && bad == 0, "growing counts, %s, persistent start %d: "
+                      "rc %d, %d wrong", xchg_neighbor_algo_name(algos[k]), start, rc, bad);
+        }
+        if (q)
+            xchg_request_free(&q);
+        MPI_Comm_free(&g);
+    }
+    free(peers);
+    free(sc);
+    free(sbuf);
+    free(rbuf);
+}
+
 static void errors(void)
 {
     int one = 1, zero = 0, neg = -1, sbuf[4] = {1, 2, 3, 4}, rbuf[4];
@@ -833,6 +926,7 @@ int main(int argc, char **argv)
         algos[nalgos++] = XCHG_NEIGHBOR_AUTO;
     }
     all_cases();
+    growing();
     errors();
     graph_errors();
     MPI_Type_free(&vec2);

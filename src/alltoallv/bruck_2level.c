@@ -61,7 +61,7 @@
  * runs k inter-node Brucks (nodes of unequal size only).
  */
 #include "bruck_common.h"
-#include "node_layout.h"
+#include "node_state.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -69,7 +69,7 @@
 
 static const char who[] = "bruck_2level";
 
-/* ---- the per-communicator state (its node state: node_layout.h) ---- */
+/* ---- the per-communicator state (its node state: node_state.h) ---- */
 
 typedef struct b2_state {
     const xchg_node_layout *nl; /* the communicator's (not owned) */

@@ -7,7 +7,7 @@
  * by node. Each node's lowest rank is its leader (one per node). Leaders
  * talk to each other on the private communicator itself (its tag), so no
  * leader communicator is split. This algorithm's size tables are its
- * node state (node_layout.h: built, agreed and cached once).
+ * node state (node_state.h: built, agreed and cached once).
  *
  * One call, sizes travelling ahead of the data (the block to self is copied
  * locally and takes no part):
@@ -55,7 +55,7 @@
  * leader also its node's (G + R); the leader's cached tables hold about
  * 2 L (P+3) + 2 (L P + N) size entries.
  */
-#include "node_layout.h"
+#include "node_state.h"
 
 #include <limits.h>
 #include <stdint.h>

@@ -40,9 +40,9 @@
  * Memory: a member holds its outgoing and incoming blocks; a leader its
  * group's outgoing and incoming blocks (the relay). Header and offset
  * tables (a leader: about 3 |G| P + P entries) depend on the layout only,
- * its node state (node_layout.h: built, agreed and cached once).
+ * its node state (node_state.h: built, agreed and cached once).
  */
-#include "node_layout.h"
+#include "node_state.h"
 #include "relay_common.h"
 
 #include <limits.h>

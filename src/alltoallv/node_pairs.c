@@ -63,13 +63,13 @@
  * Memory: temporaries are this rank's packed outgoing blocks, its declared
  * incoming step-3 bytes, and what it relays (steps 1 and 2 as received);
  * header and offset tables (O(P) entries) depend only on the layout and are
- * its node state (node_layout.h: built, agreed and cached once). The
+ * its node state (node_state.h: built, agreed and cached once). The
  * messages' format, probes, flags and verdict are relay_common.h's (shared
  * with multileader). Intra-node steps use messages, not MPI-3
  * shared-memory windows (simpler, and the same code runs nonblocking;
  * sim/intranode.c measures what a window would save).
  */
-#include "node_layout.h"
+#include "node_state.h"
 #include "relay_common.h"
 
 #include <limits.h>

@@ -58,7 +58,7 @@
  * node_pairs runs instead, the same on every rank.
  */
 #include "node/shm_window.h"
-#include "node_layout.h"
+#include "node_state.h"
 #include "p2p_common.h"
 
 #include <limits.h>

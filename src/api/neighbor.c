@@ -13,6 +13,7 @@
  * always agrees (one allreduce for the arguments, one for the plans).
  */
 #include "neighbor_state.h"
+#include "node/shm_window.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -158,7 +159,14 @@ static xchg_neighbor_algo auto_choice(nbr_state *st, xchg_nbr_call *c, int polle
         st->auto_algo = st->auto_polled = t;
         xchg_select_neighbor_ruled(c->cs, &st->auto_printed, t, line);
     } else {
-        xchg_select_neighbor(c->cs, s, &st->auto_printed, &st->auto_algo, &st->auto_polled);
+        /* locality_shm where the model prefers it and its window is made
+         * (its analysis: collective, agreed; every rank has the same s) */
+        int shm = xchg_neighbor_registry_find(XCHG_NEIGHBOR_LOCALITY_SHM) &&
+                  xchg_node_window_usable(c->cs) && xchg_model_neighbor_shm_wins(s) &&
+                  analysis_of(st, c, XCHG_NEIGHBOR_LOCALITY_SHM) == MPI_SUCCESS &&
+                  xchg_neighbor_locality_shm_window(st->analysis[XCHG_NEIGHBOR_LOCALITY_SHM]);
+        xchg_select_neighbor(c->cs, s, shm, &st->auto_printed, &st->auto_algo,
+                             &st->auto_polled);
     }
     return polled ? st->auto_polled : st->auto_algo;
 }
@@ -269,18 +277,21 @@ void xchg_nbr_record_stats(xchg_comm_state *cs, xchg_neighbor_algo algo, size_t 
 }
 
 /* Everything of a blocking call once the communicator's state is known
- * (also the body of a nonblocking one, in its coroutine). *ran: the
- * algorithm. Returns the code without raising it. */
-static int body(const nbr_args *a, xchg_neighbor_algo *ran)
+ * (also the body of a nonblocking one, in its coroutine: polled, auto's
+ * choice for polled requests). *ran: the algorithm. Returns the code
+ * without raising it. */
+static int body(const nbr_args *a, int polled, xchg_neighbor_algo *ran)
 {
     nbr_state *st;
     xchg_nbr_call c;
     xchg_neighbor_algo algo = XCHG_NEIGHBOR_INVALID;
-    int rc = prepare(a, 0, 0, "xchg_neighbor_alltoallv", &st, &c, &algo);
+    int rc = prepare(a, 0, polled, "xchg_neighbor_alltoallv", &st, &c, &algo);
     *ran = algo;
     if (rc != MPI_SUCCESS)
         return rc;
     rc = xchg_neighbor_registry_find(algo)->run(&c);
+    if (c.ran != XCHG_NEIGHBOR_AUTO)
+        *ran = algo = c.ran; /* another ran instead, on every rank alike */
     xchg_nbr_record_stats(a->cs, algo, c.mem.temp_peak);
     return rc;
 }
@@ -334,7 +345,7 @@ int xchg_nbr_run(xchg_neighbor_algo algo, int from_env, const void *sendbuf,
     nbr_args a = {algo,    from_env,   sendbuf, sendcounts, sdispls, sendtype,
                   recvbuf, recvcounts, rdispls, recvtype,   comm,    cs};
     xchg_neighbor_algo ran;
-    return xchg_raise(comm, body(&a, &ran));
+    return xchg_raise(comm, body(&a, 0, &ran));
 }
 
 int xchg_neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -429,7 +440,7 @@ static xchg_neighbor_algo request_algo(void *ctx)
 static int nb_run(void *ctx)
 {
     nbr_request *q = ctx;
-    return body(&q->a, &q->algo);
+    return body(&q->a, 1, &q->algo); /* auto's choice for polled requests */
 }
 
 static int nb_test(void *ctx, int *done)
@@ -498,7 +509,7 @@ int xchg_nbr_irun(xchg_neighbor_algo algo, int from_env, const void *sendbuf,
     if (xchg_nb_start(cs, nb_run, q, &q->nb) != MPI_SUCCESS) {
         q->nb = NULL; /* no memory for a coroutine: run it now, blocking */
         xchg_nb_drain(cs);
-        q->rc = body(&q->a, &q->algo);
+        q->rc = body(&q->a, 1, &q->algo);
     }
     xchg_charge_flush(); /* copies since its last MPI call */
     return MPI_SUCCESS;
@@ -551,7 +562,8 @@ static int p_test(void *ctx, int *done)
 static void p_end(void *ctx)
 {
     nbr_request *q = ctx;
-    xchg_nbr_record_stats(q->a.cs, q->algo, q->c.mem.temp_peak);
+    xchg_nbr_record_stats(q->a.cs, q->c.ran != XCHG_NEIGHBOR_AUTO ? q->c.ran : q->algo,
+                          q->c.mem.temp_peak);
 }
 
 static int p_free(void *ctx)

@@ -35,7 +35,7 @@ enum {
     XCHG_EXT_SPARSE = 0,
     XCHG_EXT_SELECT = 1,     /* the cached automatic choice (select.c) */
     XCHG_EXT_RECORD = 2,     /* XCHG_RECORD: the shapes seen (record.c) */
-    XCHG_EXT_NODES = 3,      /* the node layout (alltoallv/node_layout.c) */
+    XCHG_EXT_NODES = 3,      /* the node layout (node/node_layout.c) */
     XCHG_EXT_NEIGHBOR = 4,   /* the topology's graph and auto's choice (api/neighbor.c) */
     XCHG_EXT_SHM = 5,        /* the node-shared window (node/shm_window.c) */
     XCHG_EXT_NODE_WINDOW = 6, /* the node layout's windows (node/shm_window.c) */

@@ -15,7 +15,7 @@
  *
  * The analysis, once per communicator (xchg_neighbor_locality_analyse,
  * collective): the node of every rank (the communicator's node layout,
- * src/alltoallv/node_layout.c, shared with the node-aware alltoallv
+ * src/node/node_layout.c, shared with the node-aware alltoallv
  * algorithms: shared-memory nodes, or blocks of XCHG_RANKS_PER_NODE
  * ranks), and by one MPI_Alltoall which ranks send
  * this rank aggregates. It depends on the graph only, not on counts:
@@ -40,25 +40,14 @@
  * no rank waits on one that waits on it. Messages are limited to 2^31-1
  * bytes (MPI_ERR_COUNT beyond).
  */
-#include "neighbor_internal.h"
-#include "alltoallv/node_layout.h"
+#include "locality.h"
 
 #include <limits.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct loc_analysis {
-    int P;                    /* ranks */
-    /* the communicator's node layout (src/alltoallv/node_layout.h, shared
-     * with the node-aware alltoallv algorithms and freed with them): per
-     * rank its node (node_of) and its index inside it (local_of); node n's
-     * ranks ascending: perm[first[n] .. first[n+1]); nnodes nodes */
-    const xchg_node_layout *L;
-    int nsrc, *srcs;          /* ranks whose aggregates come here, ascending */
-    char *forward_to;         /* per index inside this node: it gets a forward from here */
-    xchg_nbr_stats stats;
-} loc_analysis;
+typedef xchg_nloc_analysis loc_analysis;
+typedef xchg_nloc_run loc_run;
 
 void xchg_neighbor_locality_analysis_free(void *p)
 {
@@ -74,18 +63,6 @@ const xchg_nbr_stats *xchg_neighbor_locality_stats(const void *analysis)
     return &((const loc_analysis *)analysis)->stats;
 }
 
-/* The partner on node b of rank s. */
-static int partner(const loc_analysis *a, int s, int b)
-{
-    int size = a->L->first[b + 1] - a->L->first[b];
-    return a->L->perm[a->L->first[b] + a->L->local_of[s] % size];
-}
-
-static int is_remote(const loc_analysis *a, int me, int peer)
-{
-    return peer != MPI_PROC_NULL && a->L->node_of[peer] != a->L->node_of[me];
-}
-
 /* Which ranks send aggregates here and which ranks of this node expect a
  * forward message from here (one MPI_Alltoall of two values per pair:
  * "I send you an aggregate of this many bytes" (+1, so that an aggregate
@@ -94,22 +71,26 @@ static int is_remote(const loc_analysis *a, int me, int peer)
  * statistics (two MPI_Allreduce: sums and maxima, with the maxima the
  * tuning table's key, so auto's model takes a table's constants only where
  * every rank read the same table). The bytes are those of
- * this first call's counts: auto's model only. */
-static int census(xchg_nbr_call *c, loc_analysis *a)
+ * this first call's counts: auto's model, and *need, the most bytes any
+ * rank sends its node-mates and hands on (locality_shm's window). */
+int xchg_nloc_census(xchg_nbr_call *c, loc_analysis *a, double *need)
 {
     const int P = a->P, me = c->rank, node = a->L->node_of[me];
     int64_t *out = calloc(4 * (size_t)P, sizeof(int64_t)), *in = out ? out + 2 * P : NULL;
     int err = out ? MPI_SUCCESS : xchg_error_code(MPI_ERR_NO_MEM, "locality: no memory "
                                                   "for the census");
     /* m[2], m[3]: the tuning table's key and its negation, agreed by the
-     * maxima where every rank has the same */
-    double v[6] = {0, 0, 0, 0, 0, 0}, m[4] = {0, 0, c->table_key, -c->table_key};
+     * maxima where every rank has the same; m[4] the window's need; m[5]
+     * this rank's blocks, sent and received */
+    double v[7] = {0, 0, 0, 0, 0, 0, 0}, m[6] = {0, 0, c->table_key, -c->table_key, 0, 0};
     for (int j = 0; out && j < c->g->outdegree; j++) {
         int d = c->g->dests[j];
         v[4] += d != MPI_PROC_NULL;
-        if (!is_remote(a, me, d))
+        if (d != MPI_PROC_NULL && !xchg_nloc_is_remote(a, me, d))
+            v[6] += (double)c->sendcounts[j] * (double)c->st.size;
+        if (!xchg_nloc_is_remote(a, me, d))
             continue;
-        int p = partner(a, me, a->L->node_of[d]);
+        int p = xchg_nloc_partner(a, me, a->L->node_of[d]);
         int64_t bytes = (int64_t)c->sendcounts[j] * c->st.size;
         v[0] += 1;
         v[1] += !out[2 * p];
@@ -117,8 +98,11 @@ static int census(xchg_nbr_call *c, loc_analysis *a)
         out[2 * p] += bytes + !out[2 * p];
     }
     for (int i = 0; out && i < c->g->indegree; i++)
-        if (is_remote(a, me, c->g->sources[i]))
-            out[2 * partner(a, c->g->sources[i], node) + 1] = 1;
+        m[5] += c->g->sources[i] != MPI_PROC_NULL;
+    m[5] += v[4];
+    for (int i = 0; out && i < c->g->indegree; i++)
+        if (xchg_nloc_is_remote(a, me, c->g->sources[i]))
+            out[2 * xchg_nloc_partner(a, c->g->sources[i], node) + 1] = 1;
     err = xchg_agree_errors(c->comm, me, P, err, "locality: the census");
     if (err != MPI_SUCCESS) {
         free(out);
@@ -131,10 +115,11 @@ static int census(xchg_nbr_call *c, loc_analysis *a)
     }
     v[3] = m[0]; /* summed below, as m is maximised */
     v[5] = a->L->first[node + 1] - a->L->first[node];
+    m[4] = v[6] + m[1];
     if (rc == MPI_SUCCESS)
-        rc = xchg_mpi_allreduce(MPI_IN_PLACE, v, 6, MPI_DOUBLE, MPI_SUM, c->comm);
+        rc = xchg_mpi_allreduce(MPI_IN_PLACE, v, 7, MPI_DOUBLE, MPI_SUM, c->comm);
     if (rc == MPI_SUCCESS)
-        rc = xchg_mpi_allreduce(MPI_IN_PLACE, m, 4, MPI_DOUBLE, MPI_MAX, c->comm);
+        rc = xchg_mpi_allreduce(MPI_IN_PLACE, m, 6, MPI_DOUBLE, MPI_MAX, c->comm);
     const int L = a->L->first[node + 1] - a->L->first[node];
     int *srcs = (int *)out; /* out is free again: the list of sources, compacted */
     a->nsrc = 0;
@@ -157,15 +142,18 @@ static int census(xchg_nbr_call *c, loc_analysis *a)
     a->stats.forwards = v[3] / P;
     a->stats.blocks = v[4] / P;
     a->stats.node_ranks = v[5] / P;
+    a->stats.local_bytes = v[6] / P;
     a->stats.forwards_max = m[0];
     a->stats.handed_bytes_max = m[1];
     a->stats.table_key = m[2] == -m[3] ? m[2] : 0;
     a->stats.table_differ = m[2] != -m[3];
+    *need = m[4];
+    a->stats.blocks_max = m[5];
     free(out);
     return rc;
 }
 
-int xchg_neighbor_locality_analyse(xchg_nbr_call *c, void **out)
+int xchg_nloc_analyse(xchg_nbr_call *c, loc_analysis **out, double *need)
 {
     *out = NULL;
     loc_analysis *a = calloc(1, sizeof *a);
@@ -178,7 +166,7 @@ int xchg_neighbor_locality_analyse(xchg_nbr_call *c, void **out)
     if (err == MPI_SUCCESS) {
         a->P = c->size;
         a->L = L;
-        err = census(c, a);
+        err = xchg_nloc_census(c, a, need);
     }
     if (err != MPI_SUCCESS) {
         xchg_neighbor_locality_analysis_free(a);
@@ -188,31 +176,25 @@ int xchg_neighbor_locality_analyse(xchg_nbr_call *c, void **out)
     return MPI_SUCCESS;
 }
 
+int xchg_neighbor_locality_analyse(xchg_nbr_call *c, void **out)
+{
+    loc_analysis *a;
+    double need;
+    int rc = xchg_nloc_analyse(c, &a, &need);
+    *out = a;
+    return rc;
+}
+
 /* ---- one exchange ---- */
 
-typedef struct loc_run {
-    xchg_nbr_call *c;
-    const loc_analysis *a;
-    int me, node, err;      /* err: the first error; the exchange goes on */
-    MPI_Request *req;       /* local receives, then every send */
-    int *from;              /* per request: its receive block, -1 a send */
-    int n, cap;
-    char **bufs;            /* buffers to free at the end */
-    size_t *bufs_b;
-    int nbufs;
-    char *sink;             /* a message that is not received into place */
-} loc_run;
-
-static void fail(loc_run *x, int e)
+void xchg_nloc_fail(loc_run *x, int e)
 {
     if (x->err == MPI_SUCCESS)
         x->err = e;
 }
+#define fail xchg_nloc_fail
 
-/* Temporary memory, counted and kept until the end; over the limit it is
- * still taken (a rank that stopped here would leave its partners
- * waiting) and the limit's error returned at the end. */
-static char *take(loc_run *x, size_t bytes, const char *what)
+char *xchg_nloc_take(loc_run *x, size_t bytes, const char *what)
 {
     xchg_call *m = &x->c->mem;
     int e = MPI_SUCCESS;
@@ -231,16 +213,54 @@ static char *take(loc_run *x, size_t bytes, const char *what)
     }
     return p;
 }
+#define take xchg_nloc_take
 
-static int request_slot(loc_run *x, int from)
+int xchg_nloc_slot(loc_run *x, int from)
 {
     x->from[x->n] = from;
     return x->n++;
 }
 
-static int64_t block_bytes(const int *counts, int i, const xchg_typeinfo *t)
+int xchg_nloc_begin(loc_run *x, xchg_nbr_call *c, char *sink)
 {
-    return (int64_t)counts[i] * t->size;
+    const xchg_nbr_graph *g = c->g;
+    memset(x, 0, sizeof *x);
+    x->c = c, x->a = c->analysis, x->me = c->rank, x->sink = sink;
+    if (!x->a)
+        return xchg_error_code(MPI_ERR_INTERN, "locality: run without its analysis");
+    x->node = x->a->L->node_of[x->me];
+    const int L = xchg_node_size(x->a->L, x->node);
+    x->cap = g->indegree + g->outdegree + x->a->L->nnodes + L + 1;
+    int nbufs = x->a->L->nnodes + x->a->nsrc + 3 * L + 16;
+    x->bufs = malloc(sizeof(char *) * (size_t)nbufs);
+    x->bufs_b = malloc(sizeof(size_t) * (size_t)nbufs);
+    x->req = malloc(sizeof(MPI_Request) * (size_t)x->cap);
+    x->from = malloc(sizeof(int) * (size_t)x->cap);
+    if (!x->bufs || !x->bufs_b || !x->req || !x->from)
+        return xchg_error_code(MPI_ERR_NO_MEM, "locality: no memory for its requests");
+    return MPI_SUCCESS;
+}
+
+int xchg_nloc_end(loc_run *x, int rc)
+{
+    for (int k = 0; x->bufs && k < x->nbufs; k++)
+        xchg_temp_free(&x->c->mem, x->bufs[k], x->bufs_b[k]);
+    free(x->bufs);
+    free(x->bufs_b);
+    free(x->req);
+    free(x->from);
+    return x->err != MPI_SUCCESS ? x->err : rc;
+}
+
+void xchg_nloc_recv_local(loc_run *x, int i)
+{
+    const xchg_nbr_call *c = x->c;
+    if (xchg_nloc_bytes(c->recvcounts, i, &c->rt) == 0)
+        return;
+    int k = xchg_nloc_slot(x, i);
+    fail(x, MPI_Irecv(xchg_block_addr(c->recvbuf, c->rdispls[i], &c->rt), c->recvcounts[i],
+                      c->rt.type, c->g->sources[i],
+                      xchg_nbr_recv_tag(c->g, XCHG_NEIGHBOR_TAG_LOCAL, i), c->comm, &x->req[k]));
 }
 
 /* 1a. Receives of the blocks from this node. */
@@ -249,26 +269,21 @@ static void post_local_receives(loc_run *x)
     const xchg_nbr_call *c = x->c;
     for (int i = 0; i < c->g->indegree && x->err == MPI_SUCCESS; i++) {
         int s = c->g->sources[i];
-        if (s == MPI_PROC_NULL || is_remote(x->a, x->me, s) ||
-            block_bytes(c->recvcounts, i, &c->rt) == 0)
-            continue;
-        int k = request_slot(x, i);
-        fail(x, MPI_Irecv(xchg_block_addr(c->recvbuf, c->rdispls[i], &c->rt), c->recvcounts[i],
-                          c->rt.type, s, xchg_nbr_recv_tag(c->g, XCHG_NEIGHBOR_TAG_LOCAL, i),
-                          c->comm, &x->req[k]));
+        if (s != MPI_PROC_NULL && !xchg_nloc_is_remote(x->a, x->me, s))
+            xchg_nloc_recv_local(x, i);
     }
 }
 
 /* 1b. The blocks to this node, directly. */
-static void send_local(loc_run *x)
+void xchg_nloc_send_local(loc_run *x)
 {
     const xchg_nbr_call *c = x->c;
     for (int j = 0; j < c->g->outdegree && x->err == MPI_SUCCESS; j++) {
         int d = c->g->dests[j];
-        if (d == MPI_PROC_NULL || is_remote(x->a, x->me, d) ||
-            block_bytes(c->sendcounts, j, &c->st) == 0)
+        if (d == MPI_PROC_NULL || xchg_nloc_is_remote(x->a, x->me, d) ||
+            xchg_nloc_bytes(c->sendcounts, j, &c->st) == 0)
             continue;
-        int k = request_slot(x, -1);
+        int k = xchg_nloc_slot(x, -1);
         fail(x, MPI_Isend(xchg_block_addr(c->sendbuf, c->sdispls[j], &c->st), c->sendcounts[j],
                           c->st.type, d, xchg_nbr_send_tag(c->g, XCHG_NEIGHBOR_TAG_LOCAL, j),
                           c->comm, &x->req[k]));
@@ -279,11 +294,12 @@ static void send_local(loc_run *x)
 static void send_aggregate(loc_run *x, int b)
 {
     const xchg_nbr_call *c = x->c;
+    const xchg_node_layout *nl = x->a->L;
     int64_t n = 0, data = 0;
     for (int j = 0; j < c->g->outdegree; j++)
-        if (is_remote(x->a, x->me, c->g->dests[j]) && x->a->L->node_of[c->g->dests[j]] == b) {
+        if (xchg_nloc_is_remote(x->a, x->me, c->g->dests[j]) && nl->node_of[c->g->dests[j]] == b) {
             n++;
-            data += block_bytes(c->sendcounts, j, &c->st);
+            data += xchg_nloc_bytes(c->sendcounts, j, &c->st);
         }
     int64_t total = 8 * (1 + 2 * n) + data;
     if (total > INT_MAX) {
@@ -300,21 +316,21 @@ static void send_aggregate(loc_run *x, int b)
     int64_t e = 0;
     for (int j = 0; j < c->g->outdegree && e < n; j++) {
         int d = c->g->dests[j];
-        if (!is_remote(x->a, x->me, d) || x->a->L->node_of[d] != b)
+        if (!xchg_nloc_is_remote(x->a, x->me, d) || nl->node_of[d] != b)
             continue;
-        int64_t bytes = block_bytes(c->sendcounts, j, &c->st);
+        int64_t bytes = xchg_nloc_bytes(c->sendcounts, j, &c->st);
         h[1 + 2 * e] = d;
         h[2 + 2 * e++] = bytes;
         if (bytes > 0)
             fail(x, xchg_pack_block(c->sendbuf, c->sdispls[j], c->sendcounts[j], &c->st, out));
         out += bytes;
     }
-    int k = request_slot(x, -1);
-    fail(x, MPI_Isend(buf, (int)total, MPI_BYTE, partner(x->a, x->me, b),
+    int k = xchg_nloc_slot(x, -1);
+    fail(x, MPI_Isend(buf, (int)total, MPI_BYTE, xchg_nloc_partner(x->a, x->me, b),
                       XCHG_NEIGHBOR_TAG_AGGREGATE, c->comm, &x->req[k]));
 }
 
-static void send_aggregates(loc_run *x)
+void xchg_nloc_send_aggregates(loc_run *x)
 {
     const xchg_nbr_call *c = x->c;
     char *seen = (char *)take(x, (size_t)x->a->L->nnodes + 1, "locality: nodes seen");
@@ -323,15 +339,14 @@ static void send_aggregates(loc_run *x)
     memset(seen, 0, (size_t)x->a->L->nnodes + 1);
     for (int j = 0; j < c->g->outdegree; j++) {
         int d = c->g->dests[j];
-        if (!is_remote(x->a, x->me, d) || seen[x->a->L->node_of[d]])
+        if (!xchg_nloc_is_remote(x->a, x->me, d) || seen[x->a->L->node_of[d]])
             continue;
         seen[x->a->L->node_of[d]] = 1;
         send_aggregate(x, x->a->L->node_of[d]);
     }
 }
 
-/* A probed message from src with tag, received whole into new memory. */
-static char *receive_probed(loc_run *x, int src, int tag, int *bytes)
+char *xchg_nloc_receive_probed(loc_run *x, int src, int tag, int *bytes)
 {
     MPI_Status st;
     *bytes = 0;
@@ -370,36 +385,60 @@ static int header_ok(const loc_run *x, const char *buf, int bytes)
     return 8 * (1 + 2 * n) + data == bytes;
 }
 
-/* 2. The aggregates received and forwarded: one message per destination
- * of this node that any of them names. */
-static void forward(loc_run *x)
+void xchg_nloc_gather(loc_run *x, char **agg, int64_t *fwd)
 {
     const loc_analysis *a = x->a;
-    const int L = a->L->first[x->node + 1] - a->L->first[x->node];
-    char **agg = (char **)take(x, sizeof(char *) * (size_t)(a->nsrc + 1), "locality: aggregates");
-    int64_t *fwd = (int64_t *)take(x, sizeof(int64_t) * 2 * (size_t)L, "locality: forwards");
-    if (!agg || !fwd)
-        return fail(x, xchg_error_code(MPI_ERR_NO_MEM, "locality: no memory"));
-    int64_t *fill = fwd + L;
+    const int L = xchg_node_size(a->L, x->node);
     for (int l = 0; l < L; l++)
         fwd[l] = a->forward_to[l] ? 0 : -1; /* -1: no forward message; else its bytes */
     for (int k = 0; k < a->nsrc; k++) {
         int bytes;
-        agg[k] = receive_probed(x, a->srcs[k], XCHG_NEIGHBOR_TAG_AGGREGATE, &bytes);
+        agg[k] = xchg_nloc_receive_probed(x, a->srcs[k], XCHG_NEIGHBOR_TAG_AGGREGATE, &bytes);
         if (agg[k] && !header_ok(x, agg[k], bytes)) {
             fail(x, xchg_error_code(MPI_ERR_INTERN, "locality: a malformed aggregate from "
                                     "rank %d", a->srcs[k]));
             agg[k] = NULL;
         }
         const int64_t *h = (const int64_t *)agg[k];
-        for (int64_t e = 0; h && e < h[0]; e++) {
+        for (int64_t e = 0; h && e < h[0]; e++)
             fwd[a->L->local_of[h[1 + 2 * e]]] += h[2 + 2 * e];
+    }
+}
+
+void xchg_nloc_fill(loc_run *x, char *const *agg, char *const *out, const int64_t *fwd)
+{
+    const loc_analysis *a = x->a;
+    const int L = xchg_node_size(a->L, x->node);
+    int64_t *fill = (int64_t *)take(x, sizeof(int64_t) * (size_t)L + 1, "locality: forwards");
+    if (!fill)
+        return fail(x, xchg_error_code(MPI_ERR_NO_MEM, "locality: no memory"));
+    memset(fill, 0, sizeof(int64_t) * (size_t)L);
+    for (int k = 0; k < a->nsrc; k++) { /* senders ascending, each in its order */
+        const int64_t *h = (const int64_t *)agg[k];
+        const char *data = agg[k] ? agg[k] + 8 * (1 + 2 * h[0]) : NULL;
+        for (int64_t e = 0; h && e < h[0]; e++) {
+            int l = a->L->local_of[h[1 + 2 * e]];
+            int64_t b = h[2 + 2 * e];
+            if (out[l] && out[l] != x->sink && fill[l] + b <= fwd[l])
+                memcpy(out[l] + fill[l], data, (size_t)b);
+            fill[l] += b;
+            data += b;
         }
     }
-    char **out = (char **)take(x, sizeof(char *) * (size_t)L, "locality: forwards");
-    for (int l = 0; out && l < L; l++) {
+    for (int l = 0; l < L; l++)
+        if (fwd[l] > 0)
+            xchg_charge_copy((size_t)fwd[l]);
+}
+
+void xchg_nloc_send_forwards(loc_run *x, char *const *agg, int64_t *fwd)
+{
+    const loc_analysis *a = x->a;
+    const int L = xchg_node_size(a->L, x->node);
+    char **out = (char **)take(x, sizeof(char *) * (size_t)L + 1, "locality: forwards");
+    if (!out)
+        return fail(x, xchg_error_code(MPI_ERR_NO_MEM, "locality: no memory"));
+    for (int l = 0; l < L; l++) {
         out[l] = NULL;
-        fill[l] = 0;
         if (fwd[l] > INT_MAX) {
             fail(x, xchg_error_code(MPI_ERR_COUNT, "locality: a forward message of %lld bytes, "
                                     "over 2^31-1", (long long)fwd[l]));
@@ -408,38 +447,33 @@ static void forward(loc_run *x)
         if (fwd[l] >= 0 && !(out[l] = take(x, (size_t)fwd[l] + 1, "locality: a forward")))
             fwd[l] = 0, out[l] = x->sink;
     }
-    if (!out)
-        return fail(x, xchg_error_code(MPI_ERR_NO_MEM, "locality: no memory"));
-    for (int k = 0; k < a->nsrc; k++) { /* senders ascending, each in its order */
-        const int64_t *h = (const int64_t *)agg[k];
-        const char *data = agg[k] ? agg[k] + 8 * (1 + 2 * h[0]) : NULL;
-        for (int64_t e = 0; h && e < h[0]; e++) {
-            int l = a->L->local_of[h[1 + 2 * e]];
-            int64_t b = h[2 + 2 * e];
-            if (out[l] != x->sink && fill[l] + b <= fwd[l])
-                memcpy(out[l] + fill[l], data, (size_t)b);
-            fill[l] += b;
-            data += b;
-        }
-    }
+    xchg_nloc_fill(x, agg, out, fwd);
     for (int l = 0; l < L; l++) {
         if (fwd[l] < 0)
             continue;
-        xchg_charge_copy((size_t)fwd[l]);
-        int k = request_slot(x, -1);
-        fail(x, MPI_Isend(out[l], (int)fwd[l], MPI_BYTE, a->L->perm[a->L->first[x->node] + l],
+        int k = xchg_nloc_slot(x, -1);
+        fail(x, MPI_Isend(out[l], (int)fwd[l], MPI_BYTE, xchg_node_member(a->L, x->node, l),
                           XCHG_NEIGHBOR_TAG_FORWARD, x->c->comm, &x->req[k]));
     }
 }
 
-/* A receive block from another node, for the order of its forward. */
-typedef struct routed {
-    int partner, source, key, block;
-} routed;
+/* 2. The aggregates received and forwarded: one message per destination
+ * of this node that any of them names. */
+static void forward(loc_run *x)
+{
+    const loc_analysis *a = x->a;
+    const int L = xchg_node_size(a->L, x->node);
+    char **agg = (char **)take(x, sizeof(char *) * (size_t)(a->nsrc + 1), "locality: aggregates");
+    int64_t *fwd = (int64_t *)take(x, sizeof(int64_t) * (size_t)L + 1, "locality: forwards");
+    if (!agg || !fwd)
+        return fail(x, xchg_error_code(MPI_ERR_NO_MEM, "locality: no memory"));
+    xchg_nloc_gather(x, agg, fwd);
+    xchg_nloc_send_forwards(x, agg, fwd);
+}
 
 static int routed_cmp(const void *p, const void *q)
 {
-    const routed *u = p, *v = q;
+    const xchg_nloc_routed *u = p, *v = q;
     if (u->partner != v->partner)
         return u->partner < v->partner ? -1 : 1;
     if (u->source != v->source)
@@ -447,89 +481,81 @@ static int routed_cmp(const void *p, const void *q)
     return (u->key > v->key) - (u->key < v->key);
 }
 
-/* 3b. One partner's forward message unpacked into blocks r[0..n). */
-static void unpack_forward(loc_run *x, const routed *r, int n)
+void xchg_nloc_unpack(loc_run *x, const xchg_nloc_routed *r, int n, const char *in,
+                      int64_t bytes, int via)
 {
     const xchg_nbr_call *c = x->c;
     int64_t want = 0;
     for (int k = 0; k < n; k++)
-        want += block_bytes(c->recvcounts, r[k].block, &c->rt);
-    int bytes;
-    const char *in = receive_probed(x, r[0].partner, XCHG_NEIGHBOR_TAG_FORWARD, &bytes);
+        want += xchg_nloc_bytes(c->recvcounts, r[k].block, &c->rt);
     if (in && bytes != want) {
-        fail(x, xchg_error_code(MPI_ERR_TRUNCATE, "locality: rank %d receives %d bytes through "
-                                "rank %d where its receive blocks from the ranks routed "
-                                "there (the first: block %d, from rank %d) hold %lld", x->me,
-                                bytes, r[0].partner, r[0].block, r[0].source, (long long)want));
+        fail(x, xchg_error_code(MPI_ERR_TRUNCATE, "locality: rank %d receives %lld bytes "
+                                "through rank %d where its receive blocks from the ranks "
+                                "routed there (the first: block %d, from rank %d) hold %lld",
+                                x->me, (long long)bytes, via, r[0].block, r[0].source,
+                                (long long)want));
         return;
     }
     for (int k = 0; in && k < n; k++) {
         int i = r[k].block;
         if (c->recvcounts[i] > 0 && c->rt.size > 0)
             fail(x, xchg_unpack_block(in, c->recvbuf, c->rdispls[i], c->recvcounts[i], &c->rt));
-        in += block_bytes(c->recvcounts, i, &c->rt);
+        in += xchg_nloc_bytes(c->recvcounts, i, &c->rt);
     }
+}
+
+xchg_nloc_routed *xchg_nloc_routes(loc_run *x, int *n)
+{
+    const xchg_nbr_call *c = x->c;
+    xchg_nloc_routed *r = (xchg_nloc_routed *)take(
+        x, sizeof(xchg_nloc_routed) * (size_t)(c->g->indegree + 1), "locality: receive order");
+    *n = 0;
+    if (!r) {
+        fail(x, xchg_error_code(MPI_ERR_NO_MEM, "locality: no memory"));
+        return NULL;
+    }
+    for (int i = 0; i < c->g->indegree; i++) {
+        int s = c->g->sources[i];
+        if (!xchg_nloc_is_remote(x->a, x->me, s))
+            continue;
+        /* the sender's block that lands here: i (graphs), i ^ 1 (Cartesian) */
+        r[(*n)++] = (xchg_nloc_routed){xchg_nloc_partner(x->a, s, x->node), s,
+                                       c->g->topo == MPI_CART ? i ^ 1 : i, i};
+    }
+    qsort(r, (size_t)*n, sizeof *r, routed_cmp);
+    return r;
 }
 
 /* 3. The forward messages: from each partner that carries blocks here. */
 static void receive_forwards(loc_run *x)
 {
-    const xchg_nbr_call *c = x->c;
-    routed *r = (routed *)take(x, sizeof(routed) * (size_t)(c->g->indegree + 1),
-                               "locality: receive order");
-    if (!r)
-        return fail(x, xchg_error_code(MPI_ERR_NO_MEM, "locality: no memory"));
-    int n = 0;
-    for (int i = 0; i < c->g->indegree; i++) {
-        int s = c->g->sources[i];
-        if (!is_remote(x->a, x->me, s))
-            continue;
-        /* the sender's block that lands here: i (graphs), i ^ 1 (Cartesian) */
-        r[n++] = (routed){partner(x->a, s, x->node), s, c->g->topo == MPI_CART ? i ^ 1 : i, i};
-    }
-    qsort(r, (size_t)n, sizeof *r, routed_cmp);
-    for (int k = 0; k < n;) {
-        int m = k;
+    int n;
+    xchg_nloc_routed *r = xchg_nloc_routes(x, &n);
+    for (int k = 0; r && k < n;) {
+        int m = k, bytes;
         while (m < n && r[m].partner == r[k].partner)
             m++;
-        unpack_forward(x, r + k, m - k);
+        const char *in = xchg_nloc_receive_probed(x, r[k].partner, XCHG_NEIGHBOR_TAG_FORWARD,
+                                                  &bytes);
+        xchg_nloc_unpack(x, r + k, m - k, in, bytes, r[k].partner);
         k = m;
     }
 }
 
 int xchg_neighbor_locality(xchg_nbr_call *c)
 {
-    const xchg_nbr_graph *g = c->g;
-    loc_run x = {.c = c, .a = c->analysis, .me = c->rank};
-    if (!x.a)
-        return xchg_error_code(MPI_ERR_INTERN, "locality: run without its analysis");
-    x.node = x.a->L->node_of[x.me];
-    x.cap = g->indegree + g->outdegree + x.a->L->nnodes + x.a->L->first[x.node + 1] - x.a->L->first[x.node] + 1;
-    int nbufs = x.a->L->nnodes + x.a->nsrc + 3 * (x.a->L->first[x.node + 1] - x.a->L->first[x.node]) + 16;
-    x.bufs = malloc(sizeof(char *) * (size_t)nbufs);
-    x.bufs_b = malloc(sizeof(size_t) * (size_t)nbufs);
-    x.req = malloc(sizeof(MPI_Request) * (size_t)x.cap);
-    x.from = malloc(sizeof(int) * (size_t)x.cap);
+    loc_run x;
     char sink[1];
-    x.sink = sink;
-    int rc = MPI_SUCCESS;
-    if (!x.bufs || !x.bufs_b || !x.req || !x.from) {
-        rc = xchg_error_code(MPI_ERR_NO_MEM, "locality: no memory for its requests");
-    } else {
+    int rc = xchg_nloc_begin(&x, c, sink);
+    if (rc == MPI_SUCCESS) {
         post_local_receives(&x);
-        send_aggregates(&x);
-        send_local(&x);
+        xchg_nloc_send_aggregates(&x);
+        xchg_nloc_send_local(&x);
         forward(&x);
         receive_forwards(&x);
         rc = xchg_nbr_complete(c, x.n, x.req, x.from, NULL, "locality");
     }
-    for (int k = 0; x.bufs && k < x.nbufs; k++)
-        xchg_temp_free(&c->mem, x.bufs[k], x.bufs_b[k]);
-    free(x.bufs);
-    free(x.bufs_b);
-    free(x.req);
-    free(x.from);
-    return x.err != MPI_SUCCESS ? x.err : rc;
+    return xchg_nloc_end(&x, rc);
 }
 
 /* Persistent: the analysis is the communicator's (made at init); each
@@ -537,6 +563,7 @@ int xchg_neighbor_locality(xchg_nbr_call *c)
  * posts what it can at once and goes on in xchg_test/xchg_wait. */
 typedef struct loc_plan {
     xchg_nbr_call *c;
+    xchg_nbr_fn run;
     xchg_nb *nb;
     int rc;
 } loc_plan;
@@ -544,26 +571,32 @@ typedef struct loc_plan {
 static int loc_body(void *p)
 {
     loc_plan *lp = p;
-    return xchg_neighbor_locality(lp->c);
+    return lp->run(lp->c);
 }
 
-static int loc_pinit(xchg_nbr_call *c, void **plan)
+int xchg_nloc_pinit(xchg_nbr_call *c, void **plan, xchg_nbr_fn run)
 {
     loc_plan *lp = calloc(1, sizeof *lp);
     if (!lp)
         return xchg_error_code(MPI_ERR_NO_MEM, "locality: no memory for the persistent plan");
     lp->c = c;
+    lp->run = run;
     *plan = lp;
     return MPI_SUCCESS;
 }
 
-static int loc_pstart(xchg_nbr_call *c, void *p)
+static int loc_pinit(xchg_nbr_call *c, void **plan)
+{
+    return xchg_nloc_pinit(c, plan, xchg_neighbor_locality);
+}
+
+int xchg_nloc_pstart(xchg_nbr_call *c, void *p)
 {
     loc_plan *lp = p;
     lp->rc = MPI_SUCCESS;
     if (xchg_nb_start(c->cs, loc_body, lp, &lp->nb) != MPI_SUCCESS) {
         lp->nb = NULL; /* no memory for a coroutine: the exchange runs here */
-        lp->rc = xchg_neighbor_locality(c);
+        lp->rc = lp->run(c);
     }
     return MPI_SUCCESS;
 }
@@ -575,7 +608,7 @@ static int loc_pdone(loc_plan *lp, int rc)
     return rc;
 }
 
-static int loc_ptest(xchg_nbr_call *c, void *p, int *flag)
+int xchg_nloc_ptest(xchg_nbr_call *c, void *p, int *flag)
 {
     (void)c;
     loc_plan *lp = p;
@@ -587,14 +620,14 @@ static int loc_ptest(xchg_nbr_call *c, void *p, int *flag)
     return *flag ? loc_pdone(lp, rc) : rc;
 }
 
-static int loc_pwait(xchg_nbr_call *c, void *p)
+int xchg_nloc_pwait(xchg_nbr_call *c, void *p)
 {
     (void)c;
     loc_plan *lp = p;
     return lp->nb ? loc_pdone(lp, xchg_nb_wait(lp->nb)) : lp->rc;
 }
 
-static int loc_pfree(xchg_nbr_call *c, void *p)
+int xchg_nloc_pfree(xchg_nbr_call *c, void *p)
 {
     (void)c;
     loc_plan *lp = p;
@@ -605,5 +638,5 @@ static int loc_pfree(xchg_nbr_call *c, void *p)
 }
 
 const xchg_nbr_persist_ops xchg_neighbor_locality_persist = {
-    loc_pinit, loc_pstart, loc_ptest, loc_pwait, loc_pfree,
+    loc_pinit, xchg_nloc_pstart, xchg_nloc_ptest, xchg_nloc_pwait, xchg_nloc_pfree,
 };

@@ -69,6 +69,8 @@ typedef struct xchg_nbr_call {
     int rank, size;
     xchg_call mem;                   /* temporary memory accounting (temp_* fields) */
     void *analysis;                  /* the algorithm's analysis of the graph (analyse) */
+    xchg_neighbor_algo ran;          /* set where another algorithm ran instead (the
+                                      * same on every rank); 0: as asked */
     double table_key;                /* this rank's tuning table (xchg_table_key, set
                                       * where an analysis is made), agreed by
                                       * locality's census */
@@ -107,6 +109,8 @@ typedef int (*xchg_nbr_analyse_fn)(xchg_nbr_call *c, void **analysis);
 typedef struct xchg_nbr_stats {
     double remote_blocks, remote_nodes, remote_bytes, forwards;
     double blocks, node_ranks;
+    double local_bytes;  /* bytes to the rank's own node (locality_shm's copies) */
+    double blocks_max;   /* the most blocks one rank sends and receives */
     double forwards_max, handed_bytes_max; /* the busiest rank's */
     double table_key; /* the tuning table every rank read (xchg_nbr_call's
                        * table_key, agreed), 0: none or not the same */
@@ -138,6 +142,8 @@ const xchg_neighbor_info *xchg_neighbor_registry_at(int i);
 int xchg_neighbor_locality(xchg_nbr_call *c); /* its persistent start runs it */
 /* The agreed statistics in locality's analysis. */
 const xchg_nbr_stats *xchg_neighbor_locality_stats(const void *analysis);
+/* Whether locality_shm's analysis made its window (agreed). */
+int xchg_neighbor_locality_shm_window(const void *analysis);
 
 /* Waits for n requests of an exchange whose receives were posted before
  * their messages were seen: a failed request (a block larger than its

@@ -293,9 +293,13 @@ void xchg_shm_wait(xchg_shm_window *w, int r, uint64_t e)
 {
     const uint64_t *flag = xchg_shm_flag(w, r);
     for (int tries = 0; __atomic_load_n(flag, __ATOMIC_ACQUIRE) < e; tries++) {
-        if (xchg_coro_inside())
+        if (xchg_coro_inside()) {
+            /* the caller's progress loop may touch no MPI call that would
+             * yield: give up the core as below, then the coroutine */
+            if (tries >= 16)
+                sched_yield();
             xchg_poll_idle();
-        else if (tries >= 16)
+        } else if (tries >= 16)
             sched_yield(); /* ranks may outnumber cores */
         else
             MPI_Win_sync(w->win); /* the unified model: see the peer's store */

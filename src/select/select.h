@@ -36,25 +36,29 @@ void xchg_select_prepare(xchg_comm_state *cs, int nonblocking);
 int xchg_select_prepares(const xchg_comm_state *cs);
 
 /* The neighbour exchange's auto (model_neighbor.c): the modelled seconds
- * per rank of direct and locality on a graph whose statistics locality's
+ * per rank of direct, locality and locality_shm on a graph whose statistics locality's
  * analysis agreed, so every rank gets the same two numbers; polled: for an
  * ineighbor or persistent request (locality then polls its probes). */
 struct xchg_nbr_stats;
 void xchg_model_neighbor(const struct xchg_nbr_stats *s, int polled, double *direct,
-                         double *locality);
+                         double *locality, double *shm);
+/* Whether locality_shm is the model's cheapest on s for blocking calls,
+ * its window assumed (auto then makes its analysis). */
+int xchg_model_neighbor_shm_wins(const struct xchg_nbr_stats *s);
 /* Neighbour auto (model_neighbor.c), once per communicator, from
  * locality's agreed statistics s (its census agrees the tuning table
  * too): the table's neighbor rule for cs's P where every rank reads the
  * same table (*line its line; XCHG_NEIGHBOR_INVALID: none), which the
  * caller takes once the rule's analysis is made (xchg_select_neighbor_ruled
  * reports it); else xchg_select_neighbor: the model's choice for blocking
- * calls (*algo) and polled ones (*polled), reported. *printed: the
+ * calls (*algo) and polled ones (*polled), reported, locality_shm among
+ * them where shm (its window made). *printed: the
  * communicator's record of what was reported. */
 xchg_neighbor_algo xchg_select_neighbor_rule(const xchg_comm_state *cs,
                                              const struct xchg_nbr_stats *s, int *line);
 void xchg_select_neighbor_ruled(const xchg_comm_state *cs, unsigned long long *printed,
                                 xchg_neighbor_algo algo, int line);
-void xchg_select_neighbor(const xchg_comm_state *cs, const struct xchg_nbr_stats *s,
+void xchg_select_neighbor(const xchg_comm_state *cs, const struct xchg_nbr_stats *s, int shm,
                           unsigned long long *printed, xchg_neighbor_algo *algo,
                           xchg_neighbor_algo *polled);
 /* Checksum of the table XCHG_TUNING_FILE names (0: none, or it cannot be

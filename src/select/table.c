@@ -143,7 +143,7 @@ static int parse_algo(const char *name, rule *r, char *why, size_t len)
     if (r->kind == RULE_NEIGHBOR) {
         const xchg_neighbor_info *info = xchg_neighbor_registry_find_name(name);
         if (!info || info->id == XCHG_NEIGHBOR_MPICH_MODEL) { /* a baseline, never a choice */
-            snprintf(why, len, "a neighbor rule names direct or locality, not '%s'", name);
+            snprintf(why, len, "a neighbor rule names direct, locality or locality_shm, not '%s'", name);
             return -1;
         }
         r->algo = info->id;

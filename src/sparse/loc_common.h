@@ -32,7 +32,7 @@
 
 #include "sparse_internal.h"
 
-#include "alltoallv/node_layout.h"
+#include "node/node_layout.h"
 
 /* Header words of a bundle: a flag (pex_loc: an error was seen), a number
  * (pex_loc: messages counted for the census), a window need (pex_loc_shm:

@@ -63,15 +63,6 @@ typedef struct pls_run {
 
 static size_t round8(size_t b) { return (b + 7) & ~(size_t)7; }
 
-static int largest_node(const xchg_node_layout *n)
-{
-    int m = 0;
-    for (int b = 0; b < n->nnodes; b++)
-        if (xchg_node_size(n, b) > m)
-            m = xchg_node_size(n, b);
-    return m;
-}
-
 /* The table area: step 1's table (lmax (offset, bytes) pairs), step 3's
  * header, step 3's table. */
 static size_t table_bytes(int lmax)
@@ -299,7 +290,7 @@ int xchg_sparse_node_window(xchg_comm_state *cs)
         return 0;
     /* made now where it was never tried (collective, agreed): a window MPI
      * refuses is known before auto chooses, not after one call */
-    if (xchg_node_window_of(cs, n->node, table_bytes(largest_node(n)), 0, &w) != MPI_SUCCESS)
+    if (xchg_node_window_of(cs, n->node, table_bytes(xchg_node_largest(n)), 0, &w) != MPI_SUCCESS)
         return 0;
     return w != NULL;
 }
@@ -320,7 +311,7 @@ int xchg_sparse_pex_loc_shm(xchg_sparse_call *s)
         s->ran = XCHG_SPARSE_PEX; /* no node layout, on every rank alike */
         return xchg_sparse_run(XCHG_SPARSE_PEX, s);
     }
-    p.lmax = largest_node(r->x.nl);
+    p.lmax = xchg_node_largest(r->x.nl);
     int rc = window_for(s, &r->x, p.lmax, &p.w);
     if (rc != MPI_SUCCESS)
         return rc;

@@ -149,7 +149,8 @@ int bench_next_opt(int argc, char **argv, int *i, const char *const valued[], si
     *val = NULL;
     if (bench_opt_name(arg, name, 64, &eq))
         return -1;
-    if (!strcmp(name, "--check") || !strcmp(name, "--quiet") || !strcmp(name, "--help"))
+    if (!strcmp(name, "--check") || !strcmp(name, "--quiet") || !strcmp(name, "--help") ||
+        !strcmp(name, "--list"))
         return eq ? bench_bad("%s takes no value", name) : 0;
     int known = 0;
     for (size_t k = 0; k < n; k++)

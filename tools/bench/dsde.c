@@ -59,6 +59,7 @@ static const char usage[] =
     "  --csv FILE         every figure and the run's parameters as CSV\n"
     "  --json FILE        the same as JSON\n"
     "  --quiet            no progress line on stderr\n"
+    "  --list             print the sparse algorithms of this build and exit\n"
     "  --help             print this and exit\n";
 
 typedef struct dsde_run {
@@ -93,7 +94,7 @@ static const char *algo_label(int a)
 
 /* ---- options ---------------------------------------------------------- */
 
-enum { ACT_RUN, ACT_HELP };
+enum { ACT_RUN, ACT_HELP, ACT_LIST };
 
 /* Same conventions and helpers as the alltoallv mode: --opt VALUE or
  * --opt=VALUE. The messages get "dsde: " in front when printed. */
@@ -116,7 +117,9 @@ static int parse_args(int argc, char **argv, dsde_run *r)
                 r->check = 1;
             else if (name[2] == 'q')
                 r->quiet = 1;
-            else
+            else if (name[2] == 'l')
+                act = ACT_LIST;
+            else if (act == ACT_RUN)
                 act = ACT_HELP;
             continue;
         }
@@ -699,6 +702,11 @@ int dsde_main(int argc, char **argv, MPI_Comm comm)
     if (act == ACT_HELP) {
         if (rank == 0)
             fputs(usage, stdout);
+        return 0;
+    }
+    if (act == ACT_LIST) {
+        for (int i = 0; rank == 0 && i < xchg_sparse_algo_count(); i++)
+            printf("%s\n", xchg_sparse_algo_name(xchg_sparse_algo_at(i)));
         return 0;
     }
     /* ceil, less a rounding hair: 0.1 * 30 is 3.0000000000000004 */

@@ -78,6 +78,7 @@ static const char usage[] =
     "  --seed N           spmv's matrix seed (default 1)\n"
     "  --check            compare every column's result with the baseline's first\n"
     "  --quiet            no progress line on stderr\n"
+    "  --list             print the neighbour algorithms of this build and exit\n"
     "  --help             print this and exit\n";
 
 typedef struct nb_col {
@@ -106,7 +107,7 @@ typedef struct nb_run {
     int ncols;
 } nb_run;
 
-enum { ACT_RUN, ACT_HELP };
+enum { ACT_RUN, ACT_HELP, ACT_LIST };
 
 static int parse_args(int argc, char **argv, nb_run *r)
 {
@@ -124,7 +125,9 @@ static int parse_args(int argc, char **argv, nb_run *r)
                 r->check = 1;
             else if (name[2] == 'q')
                 r->quiet = 1;
-            else
+            else if (name[2] == 'l')
+                act = ACT_LIST;
+            else if (act == ACT_RUN)
                 act = ACT_HELP;
             continue;
         }
@@ -556,6 +559,11 @@ int neighbor_main(int argc, char **argv, MPI_Comm comm)
     if (act == ACT_HELP) {
         if (r->rank == 0)
             fputs(usage, stdout);
+        return 0;
+    }
+    if (act == ACT_LIST) {
+        for (int i = 0; r->rank == 0 && i < xchg_neighbor_algo_count(); i++)
+            printf("%s\n", xchg_neighbor_algo_name(xchg_neighbor_algo_at(i)));
         return 0;
     }
     bench_warn_oversubscribed(comm);

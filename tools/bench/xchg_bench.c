@@ -65,7 +65,9 @@ static const char usage[] =
     "  --csv FILE         every figure and the run's parameters as CSV\n"
     "  --json FILE        the same as JSON\n"
     "  --quiet            no progress lines on stderr\n"
-    "  --list             print the algorithms of this build and exit\n"
+    "  --list             print the alltoallv algorithms of this build and exit\n"
+    "                     (xchg-bench dsde --list, xchg-bench neighbor --list: the\n"
+    "                     sparse and neighbour ones)\n"
     "  --help             print this and exit\n";
 
 /* Bounded copy, truncating (error messages can be longer than our fields). */

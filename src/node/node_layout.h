@@ -1,6 +1,8 @@
 /*
- * node_layout.h - which ranks share a node, for the node-aware algorithms
- * (hierarchical, and every locality-aware algorithm after it).
+ * node_layout.h - src/node/: which ranks share a node, for every
+ * node-aware algorithm of the three families (the alltoallv's node_pairs,
+ * hierarchical and the others, the sparse _loc exchanges, the neighbour
+ * locality paths).
  *
  * Nodes: MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) of the private
  * communicator, or, when XCHG_RANKS_PER_NODE=k is set (agreed across
@@ -15,7 +17,7 @@
 #ifndef XCHG_NODE_LAYOUT_H
 #define XCHG_NODE_LAYOUT_H
 
-#include "algo.h"
+#include "progress/progress.h"
 
 typedef struct xchg_node_layout {
     long rpn;        /* XCHG_RANKS_PER_NODE it was built for; 0: shared memory */
@@ -37,28 +39,6 @@ int xchg_node_layout_of(xchg_comm_state *cs, const xchg_node_layout **out);
 /* Whether the layout of cs is made (no communication). */
 int xchg_node_layout_ready(const xchg_comm_state *cs);
 
-/* A node-aware algorithm's own state over the layout (its tables), built
- * once per communicator by xchg_node_state_of. build makes it on this rank
- * and returns this rank's error (an error code naming what it lacked);
- * *state may be set even then, and is freed with free_state. */
-typedef struct xchg_node_state_ops {
-    xchg_algo algo;   /* whose registry slot caches it */
-    const char *what; /* the agreement's words: "hierarchical: making the size tables" */
-    int (*build)(xchg_comm_state *cs, const xchg_node_layout *nl, void **state);
-    void (*free_state)(void *state);
-} xchg_node_state_ops;
-
-/* The state of ops->algo on cs, made on first use (collective over
- * cs->pcomm: the layout, then build on every rank and one agreement of
- * its outcome) and cached in the algorithm's slot. On failure every rank
- * returns an error of the same class, nothing is cached, and
- * cs->nodes_failed is set, so auto stops choosing node-aware algorithms. */
-int xchg_node_state_of(xchg_comm_state *cs, const xchg_node_state_ops *ops, void **out);
-/* The registry's prepare and ready over it: made now (nothing to make on
- * one rank, where every node-aware algorithm is a copy), and whether made. */
-int xchg_node_state_prepare(xchg_comm_state *cs, const xchg_node_state_ops *ops);
-int xchg_node_state_ready(const xchg_comm_state *cs, const xchg_node_state_ops *ops);
-
 /* Rank of the member at place i of node M, and the size of node M. */
 static inline int xchg_node_member(const xchg_node_layout *n, int M, int i)
 {
@@ -67,6 +47,15 @@ static inline int xchg_node_member(const xchg_node_layout *n, int M, int i)
 static inline int xchg_node_size(const xchg_node_layout *n, int M)
 {
     return n->first[M + 1] - n->first[M];
+}
+/* The most members any node has. */
+static inline int xchg_node_largest(const xchg_node_layout *n)
+{
+    int m = 0;
+    for (int b = 0; b < n->nnodes; b++)
+        if (xchg_node_size(n, b) > m)
+            m = xchg_node_size(n, b);
+    return m;
 }
 
 #endif /* XCHG_NODE_LAYOUT_H */
