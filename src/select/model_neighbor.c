@@ -40,15 +40,16 @@
  *     Only where its window is made (the caller knows), and for blocking
  *     calls only (below, LOC_POLL_PER_MESSAGE).
  *
- * Checked on the 18 cases of the simulated neighbour study at 256 ranks
- * (docs/neighbor.md, "Algorithms": stencil7, stencil27, spmv8x4, blocks4;
- * 64 B to 16 KiB; 16 ranks per node on hpc, 64 on hpc200): the faster of
- * the two is chosen in all 18, blocks4 at 64 per node included, where
- * locality's 64 forwards per rank and 0.98 MB per node on the link
- * outweigh its 3x fewer messages (a model fitted to the cells' times
- * missed that one). With beta of the preset's link
- * (hpc200: half the default), both modelled times are within 0.75-1.2x of
- * the simulated ones at 64 B and 1 KiB.
+ * Checked on the simulated neighbour study (docs/sim/results.md,
+ * "Neighbour exchange": stencil7, stencil27, spmv8x4 at 256 and 1,024
+ * ranks, 16 per node on hpc and 64 on hpc200): auto within 1.04 of the
+ * fastest of the three on 18 of 19 cells; on stencil27 64 B at 1,024
+ * ranks, 64 per node, it runs direct at 1.15x locality_shm (the default
+ * link and barrier constants, not hpc200's). Under the previous model's
+ * cells, blocks4 at 64 per node went to direct rightly: locality's 64
+ * forwards per rank and 0.98 MB per node on the link outweigh its 3x
+ * fewer messages. On this machine's real node (docs/neighbor.md) it
+ * takes locality_shm wherever that is the fastest but spmv at 2 ranks.
  */
 #include "select_internal.h"
 
