@@ -49,7 +49,7 @@
  * cells, blocks4 at 64 per node went to direct rightly: locality's 64
  * forwards per rank and 0.98 MB per node on the link outweigh its 3x
  * fewer messages. On this machine's real node (docs/neighbor.md) it
- * takes locality_shm wherever that is the fastest but spmv at 2 ranks.
+ * takes locality_shm on every stencil and from 4 ranks on spmv.
  */
 #include "select_internal.h"
 
