@@ -504,7 +504,7 @@ void xchg_nloc_unpack(loc_run *x, const xchg_nloc_routed *r, int n, const char *
     }
 }
 
-xchg_nloc_routed *xchg_nloc_routes(loc_run *x, int *n)
+xchg_nloc_routed *xchg_nloc_routes(loc_run *x, int local, int *n)
 {
     const xchg_nbr_call *c = x->c;
     xchg_nloc_routed *r = (xchg_nloc_routed *)take(
@@ -516,10 +516,10 @@ xchg_nloc_routed *xchg_nloc_routes(loc_run *x, int *n)
     }
     for (int i = 0; i < c->g->indegree; i++) {
         int s = c->g->sources[i];
-        if (!xchg_nloc_is_remote(x->a, x->me, s))
+        if (s == MPI_PROC_NULL || xchg_nloc_is_remote(x->a, x->me, s) != !local)
             continue;
         /* the sender's block that lands here: i (graphs), i ^ 1 (Cartesian) */
-        r[(*n)++] = (xchg_nloc_routed){xchg_nloc_partner(x->a, s, x->node), s,
+        r[(*n)++] = (xchg_nloc_routed){local ? s : xchg_nloc_partner(x->a, s, x->node), s,
                                        c->g->topo == MPI_CART ? i ^ 1 : i, i};
     }
     qsort(r, (size_t)*n, sizeof *r, routed_cmp);
@@ -530,7 +530,7 @@ xchg_nloc_routed *xchg_nloc_routes(loc_run *x, int *n)
 static void receive_forwards(loc_run *x)
 {
     int n;
-    xchg_nloc_routed *r = xchg_nloc_routes(x, &n);
+    xchg_nloc_routed *r = xchg_nloc_routes(x, 0, &n);
     for (int k = 0; r && k < n;) {
         int m = k, bytes;
         while (m < n && r[m].partner == r[k].partner)

@@ -105,8 +105,9 @@ void xchg_nloc_send_forwards(xchg_nloc_run *x, char *const *agg, int64_t *fwd);
 /* A probed message from src with tag, received whole into new memory. */
 char *xchg_nloc_receive_probed(xchg_nloc_run *x, int src, int tag, int *bytes);
 /* The receive blocks from other nodes in the order their forwards carry
- * them, sorted by partner; *n of them (NULL: no memory, failed). */
-xchg_nloc_routed *xchg_nloc_routes(xchg_nloc_run *x, int *n);
+ * them, sorted by partner (local: those from this node, by sender, the
+ * partner the sender itself); *n of them (NULL: no memory, failed). */
+xchg_nloc_routed *xchg_nloc_routes(xchg_nloc_run *x, int local, int *n);
 /* The run r[0..n) unpacked from `in` of `bytes` (a length other than the
  * blocks' is MPI_ERR_TRUNCATE, nothing unpacked), which came from `via`. */
 void xchg_nloc_unpack(xchg_nloc_run *x, const xchg_nloc_routed *r, int n, const char *in,

@@ -60,6 +60,20 @@ static char *half_of(const shm_run *s, int place)
     return xchg_shm_half(s->w, place, s->e);
 }
 
+/* The node window made, or grown for `need` (the largest of any rank,
+ * agreed) and half again (collective), or kept as it is where that growth
+ * is refused; a->window: whether there is one (agreed). */
+static int window_for(xchg_nbr_call *c, xchg_nloc_analysis *a, double need)
+{
+    size_t grow = need > 0 ? (size_t)(need * 1.5) + 64 : 0;
+    xchg_shm_window *w = NULL;
+    int rc = xchg_node_window_of(c->cs, a->L->node, a->table_bytes, grow, &w);
+    if (rc == MPI_SUCCESS && !w && grow)
+        rc = xchg_node_window_of(c->cs, a->L->node, a->table_bytes, 0, &w);
+    a->window = w != NULL;
+    return rc;
+}
+
 int xchg_neighbor_locality_shm_analyse(xchg_nbr_call *c, void **out)
 {
     xchg_nloc_analysis *a;
@@ -68,26 +82,13 @@ int xchg_neighbor_locality_shm_analyse(xchg_nbr_call *c, void **out)
     *out = a;
     if (rc != MPI_SUCCESS)
         return rc;
-    /* the window: made or grown for this call's largest need and half
-     * again (collective, agreed), or kept as it is where that is refused */
     a->table_bytes = table_bytes(xchg_node_largest(a->L));
-    size_t grow = need > 0 ? (size_t)(need * 1.5) + 64 : 0;
-    xchg_shm_window *w = NULL;
-    rc = xchg_node_window_of(c->cs, a->L->node, a->table_bytes, grow, &w);
-    if (rc == MPI_SUCCESS && !w && grow)
-        rc = xchg_node_window_of(c->cs, a->L->node, a->table_bytes, 0, &w);
-    a->window = w != NULL;
-    return rc;
+    return window_for(c, a, need);
 }
 
 int xchg_neighbor_locality_shm_window(const void *analysis)
 {
     return analysis && ((const xchg_nloc_analysis *)analysis)->window;
-}
-
-void xchg_neighbor_locality_shm_analysis_free(void *analysis)
-{
-    xchg_neighbor_locality_analysis_free(analysis);
 }
 
 /* This rank's bytes to each member of its node (its blocks there, in
@@ -146,34 +147,6 @@ static void send_overflow(shm_run *s)
 {
     xchg_nloc_send_local(&s->x);
     xchg_nloc_send_forwards(&s->x, s->agg, s->fwd);
-}
-
-/* The receive blocks from this node, by sender, each in its sender's
- * order (the order of its entry); *n of them. */
-static xchg_nloc_routed *local_routes(xchg_nloc_run *x, int *n)
-{
-    const xchg_nbr_call *c = x->c;
-    xchg_nloc_routed *r = (xchg_nloc_routed *)xchg_nloc_take(
-        x, sizeof(xchg_nloc_routed) * (size_t)(c->g->indegree + 1), "locality_shm: order");
-    *n = 0;
-    if (!r) {
-        xchg_nloc_fail(x, xchg_error_code(MPI_ERR_NO_MEM, "locality_shm: no memory"));
-        return NULL;
-    }
-    for (int i = 0; i < c->g->indegree; i++) {
-        int src = c->g->sources[i];
-        if (src == MPI_PROC_NULL || xchg_nloc_is_remote(x->a, x->me, src))
-            continue;
-        int key = c->g->topo == MPI_CART ? i ^ 1 : i;
-        /* insertion by (source, key): the list is short, its order mostly kept */
-        int k = (*n)++;
-        while (k > 0 && (r[k - 1].source > src || (r[k - 1].source == src && r[k - 1].key > key))) {
-            r[k] = r[k - 1];
-            k--;
-        }
-        r[k] = (xchg_nloc_routed){src, src, key, i};
-    }
-    return r;
 }
 
 /* Step 3: runs of blocks (by the member r[].partner), each from its
@@ -247,13 +220,12 @@ static int run_shm(xchg_nbr_call *c, xchg_shm_window *w)
         h->status = XCHG_SHM_ARG_ERROR;
     }
     xchg_shm_sync(w, 2 * s.e);
-    int n, nf;
-    xchg_nloc_routed *r = local_routes(x, &n);
-    if (r)
-        read_runs(&s, r, n, 0);
-    r = xchg_nloc_routes(x, &nf);
-    if (r)
-        read_runs(&s, r, nf, 1);
+    for (int which = 0; which < 2; which++) { /* the node's blocks, then the forwards */
+        int n;
+        xchg_nloc_routed *r = xchg_nloc_routes(x, which == 0, &n);
+        if (r)
+            read_runs(&s, r, n, which);
+    }
     rc = xchg_nbr_complete(c, x->n, x->req, x->from, NULL, "locality_shm");
     w->epoch = s.e;
     return xchg_nloc_end(x, rc);
@@ -282,7 +254,7 @@ int xchg_neighbor_locality_shm(xchg_nbr_call *c)
  * counts: each rank's bytes to its node-mates and (one MPI_Alltoall) the
  * bytes it will hand on, their maximum agreed, and half again; a growth
  * refused keeps the window (its starts then overflow as messages). */
-static int size_for(xchg_nbr_call *c, const xchg_nloc_analysis *a)
+static int size_for(xchg_nbr_call *c, xchg_nloc_analysis *a)
 {
     const int P = c->size, me = c->rank;
     int64_t *out = calloc(2 * (size_t)P, sizeof(int64_t)), *in = out ? out + P : NULL;
@@ -305,18 +277,12 @@ static int size_for(xchg_nbr_call *c, const xchg_nloc_analysis *a)
     if (rc == MPI_SUCCESS)
         rc = xchg_mpi_allreduce(MPI_IN_PLACE, &need, 1, MPI_DOUBLE, MPI_MAX, c->comm);
     free(out);
-    xchg_shm_window *w = NULL;
-    size_t grow = (size_t)(need * 1.5) + 64;
-    if (rc == MPI_SUCCESS)
-        rc = xchg_node_window_of(c->cs, a->L->node, a->table_bytes, grow, &w);
-    if (rc == MPI_SUCCESS && !w) /* refused: kept as it is */
-        rc = xchg_node_window_of(c->cs, a->L->node, a->table_bytes, 0, &w);
-    return rc;
+    return rc == MPI_SUCCESS ? window_for(c, a, need) : rc;
 }
 
 static int shm_pinit(xchg_nbr_call *c, void **plan)
 {
-    const xchg_nloc_analysis *a = c->analysis;
+    xchg_nloc_analysis *a = c->analysis;
     int rc = a && a->window ? size_for(c, a) : MPI_SUCCESS; /* a->window: agreed */
     return rc == MPI_SUCCESS ? xchg_nloc_pinit(c, plan, xchg_neighbor_locality_shm) : rc;
 }

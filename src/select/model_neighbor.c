@@ -107,22 +107,20 @@ void xchg_model_neighbor(const xchg_nbr_stats *s, int polled, double *direct, do
     }
 }
 
-int xchg_model_neighbor_shm_wins(const xchg_nbr_stats *s)
-{
-    double d, l, h;
-    xchg_model_neighbor(s, 0, &d, &l, &h);
-    return h < d && h < l;
-}
-
-/* The cheapest on s (locality_shm only where shm: its window is made). */
+/* The cheapest on s (locality_shm only where shm: its window is made);
+ * t the three modelled times. */
 static xchg_neighbor_algo cheapest(const xchg_nbr_stats *s, int polled, int shm, double *t)
 {
     xchg_model_neighbor(s, polled, &t[0], &t[1], &t[2]);
-    if (!shm)
-        t[2] = INFINITY;
-    if (t[2] < t[0] && t[2] < t[1])
+    if (shm && t[2] < t[0] && t[2] < t[1])
         return XCHG_NEIGHBOR_LOCALITY_SHM;
     return t[1] < t[0] ? XCHG_NEIGHBOR_LOCALITY : XCHG_NEIGHBOR_DIRECT;
+}
+
+int xchg_model_neighbor_shm_wins(const xchg_nbr_stats *s)
+{
+    double t[3];
+    return cheapest(s, 0, 1, t) == XCHG_NEIGHBOR_LOCALITY_SHM;
 }
 
 xchg_neighbor_algo xchg_select_neighbor_rule(const xchg_comm_state *cs, const xchg_nbr_stats *s,
@@ -156,10 +154,8 @@ void xchg_select_neighbor(const xchg_comm_state *cs, const xchg_nbr_stats *s, in
         return;
     /* locality_shm's own figure; "no node window" where it would have been
      * the cheapest but its window is not made */
-    double all[3];
-    xchg_model_neighbor(s, 0, &all[0], &all[1], &all[2]);
     char shm_t[96];
-    snprintf(shm_t, sizeof shm_t, ", locality_shm %.2f us", all[2] * 1e6);
+    snprintf(shm_t, sizeof shm_t, ", locality_shm %.2f us", t[2] * 1e6);
     xchg_report_choice("neighbor", xchg_neighbor_registry_find(*algo)->name, cs->size,
                        " (per rank: %.1f blocks to %.1f other nodes of %.1f blocks, %.0f "
                        "bytes, %.1f ranks per node, locality would forward %.1f; busiest "
@@ -168,7 +164,7 @@ void xchg_select_neighbor(const xchg_comm_state *cs, const xchg_nbr_stats *s, in
                        s->remote_blocks, s->remote_nodes, s->blocks, s->remote_bytes,
                        s->node_ranks, s->forwards, s->forwards_max, s->handed_bytes_max,
                        t[0] * 1e6, t[1] * 1e6, shm_t,
-                       !shm && all[2] < t[0] && all[2] < t[1] ? " (no node window)" : "",
+                       !shm && t[2] < t[0] && t[2] < t[1] ? " (no node window)" : "",
                        xchg_neighbor_registry_find(*polled)->name, tp[0] * 1e6, tp[1] * 1e6,
                        s->table_key != 0 ? "; the tuning table's constants" : "");
 }
