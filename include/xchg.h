@@ -71,7 +71,8 @@ typedef enum xchg_algo {
     XCHG_ALGO_MULTILEADER = 17,    /* "multileader": k leaders per node, one message per leader pair */
     XCHG_ALGO_BRUCK_2LEVEL = 18,   /* "bruck_2level": radix Bruck across, then inside nodes */
     XCHG_ALGO_SHM = 19,            /* "shm": through a node-shared window, ranks on one node */
-    XCHG_ALGO_NODE_PAIRS_SHM = 20  /* "node_pairs_shm": node_pairs, node steps through a window */
+    XCHG_ALGO_NODE_PAIRS_SHM = 20, /* "node_pairs_shm": node_pairs, node steps through a window */
+    XCHG_ALGO_BRUCK_2LEVEL_SHM = 21 /* "bruck_2level_shm": bruck_2level, node phase through a window */
 } xchg_algo;
 
 /* MPI_Alltoallv with the same signature and semantics (MPI_IN_PLACE as

@@ -60,24 +60,13 @@
  * stores kept through phase 2, and O(P) tables. A rank that plays k places
  * runs k inter-node Brucks (nodes of unequal size only).
  */
-#include "bruck_common.h"
-#include "node_state.h"
+#include "bruck_2level.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char who[] = "bruck_2level";
-
 /* ---- the per-communicator state (its node state: node_state.h) ---- */
-
-typedef struct b2_state {
-    const xchg_node_layout *nl; /* the communicator's (not owned) */
-    int lmax;      /* the largest node */
-    int nplaces;   /* places this rank plays: lrank, lrank + L, ... < lmax */
-    int *players;  /* nplaces x nnodes: rank playing each node's place */
-    int *members;  /* this node's members by place (lsize) */
-} b2_state;
 
 static void b2_free(void *p)
 {
@@ -168,34 +157,13 @@ static const char *varint_get(const char *p, const char *end, uint64_t *v)
     return NULL;
 }
 
-static int bad_header(const xchg_call *c, int from)
+static int bad_header(const b2_call *x, int from)
 {
-    return xchg_error_code(MPI_ERR_INTERN, "bruck_2level: rank %d got a malformed block "
-                           "header from rank %d", c->rank, from);
+    return xchg_error_code(MPI_ERR_INTERN, "%s: rank %d got a malformed block "
+                           "header from rank %d", x->who, x->c->rank, from);
 }
 
 /* ---- one call ---- */
-
-typedef struct b2_call {
-    xchg_call *c;
-    const b2_state *st;
-    const xchg_node_layout *nl;
-    int N, L;
-    int k;              /* the place run in progress (0: the own place) */
-    int64_t mark;       /* failure marks heard so far */
-    /* phase 1's results: per run, its kept store; per (run, node, member)
-     * the sub-block received for that member */
-    char **kept;
-    size_t *kept_bytes;
-    const char **sub;
-    uint64_t *sub_len;
-    int err;            /* this rank's first error */
-} b2_call;
-
-static size_t sub_at(const b2_call *x, int k, int a, int m)
-{
-    return ((size_t)k * (size_t)x->N + (size_t)a) * (size_t)x->L + (size_t)m;
-}
 
 /* Phase 1 blocks: at the own place, this rank's blocks for every member
  * of node b behind their sizes; empty where all are (or elsewhere). */
@@ -239,13 +207,13 @@ static int inter_deliver(void *ctx, int a, const void *in, size_t bytes)
     for (int m = 0; m < x->L; m++) {
         uint64_t len = 0;
         if (bytes && !(p = varint_get(p, end, &len)))
-            return bad_header(x->c, x->st->players[(size_t)x->k * x->N + a]);
-        x->sub_len[sub_at(x, x->k, a, m)] = len;
+            return bad_header(x, x->st->players[(size_t)x->k * x->N + a]);
+        x->sub_len[xchg_b2_sub_at(x, x->k, a, m)] = len;
     }
     for (int m = 0; m < x->L; m++) {
-        size_t i = sub_at(x, x->k, a, m);
+        size_t i = xchg_b2_sub_at(x, x->k, a, m);
         if (x->sub_len[i] > (uint64_t)(end - p))
-            return bad_header(x->c, x->st->players[(size_t)x->k * x->N + a]);
+            return bad_header(x, x->st->players[(size_t)x->k * x->N + a]);
         x->sub[i] = p;
         p += x->sub_len[i];
     }
@@ -259,7 +227,7 @@ static int has_place(const b2_call *x, int a, int i)
 }
 
 /* Phase 2 blocks: what phase 1 brought for member m, behind its sizes. */
-static size_t intra_bytes(void *ctx, int m)
+size_t xchg_b2_intra_bytes(void *ctx, int m)
 {
     b2_call *x = ctx;
     if (x->mark)
@@ -268,14 +236,14 @@ static size_t intra_bytes(void *ctx, int m)
     for (int k = 0; k < x->st->nplaces; k++)
         for (int a = 0; a < x->N; a++)
             if (has_place(x, a, x->nl->lrank + k * x->L)) {
-                uint64_t s = x->sub_len[sub_at(x, k, a, m)];
+                uint64_t s = x->sub_len[xchg_b2_sub_at(x, k, a, m)];
                 hdr += varint_len(s);
                 data += (size_t)s;
             }
     return data ? hdr + data : 0;
 }
 
-static int intra_pack(void *ctx, int m, void *out)
+int xchg_b2_intra_pack(void *ctx, int m, void *out)
 {
     b2_call *x = ctx;
     char *p = out;
@@ -284,7 +252,7 @@ static int intra_pack(void *ctx, int m, void *out)
             for (int a = 0; a < x->N; a++) {
                 if (!has_place(x, a, x->nl->lrank + k * x->L))
                     continue;
-                size_t i = sub_at(x, k, a, m);
+                size_t i = xchg_b2_sub_at(x, k, a, m);
                 if (pass == 0) {
                     p = varint_put(p, x->sub_len[i]);
                 } else if (x->sub_len[i]) {
@@ -299,7 +267,7 @@ static int intra_pack(void *ctx, int m, void *out)
 /* The block from member j: its places ascending, source nodes ascending;
  * the block from the member at place i of node a came from rank
  * xchg_node_member(a, i). Unpacked into recvbuf. */
-static int intra_deliver(void *ctx, int j, const void *in, size_t bytes)
+int xchg_b2_intra_deliver(void *ctx, int j, const void *in, size_t bytes)
 {
     b2_call *x = ctx;
     if (!bytes)
@@ -312,7 +280,7 @@ static int intra_deliver(void *ctx, int j, const void *in, size_t bytes)
         for (int a = 0; a < x->N; a++) {
             uint64_t len;
             if (has_place(x, a, i) && !(d = varint_get(d, end, &len)))
-                return bad_header(x->c, from);
+                return bad_header(x, from);
         }
     int err = MPI_SUCCESS;
     for (int i = j; i < x->st->lmax; i += x->L)
@@ -322,9 +290,9 @@ static int intra_deliver(void *ctx, int j, const void *in, size_t bytes)
                 continue;
             h = varint_get(h, end, &len); /* parsed above: never NULL */
             if (len > (uint64_t)(end - d))
-                return bad_header(x->c, from);
+                return bad_header(x, from);
             int e = xchg_bruck_unpack_from(x->c, xchg_node_member(x->nl, a, i), d, (size_t)len,
-                                           who);
+                                           x->who);
             if (err == MPI_SUCCESS)
                 err = e; /* the first; the other blocks are still delivered */
             d += len;
@@ -362,7 +330,7 @@ static int phase_inter(b2_call *x)
             .size = x->N, .pos = x->nl->mynode, .ranks = x->st->players + (size_t)k * x->N,
             .radix = level_radix(xchg_bruck_2level_radix_set(&c->cs->settings, 1), x->N),
             .tag = xchg_algo_tag(XCHG_ALGO_BRUCK_2LEVEL), .burst = c->cs->settings.throttle,
-            .who = who,
+            .who = x->who,
             .ctx = x, .bytes = inter_bytes, .pack = inter_pack, .deliver = inter_deliver,
             .mark = x->mark, .my_mark = xchg_agree_flag(c->rank, P, MPI_ERR_NO_MEM),
             .keep = 1};
@@ -380,15 +348,15 @@ static int phase_inter(b2_call *x)
 }
 
 /* Phase 2: one intra-node Bruck; it delivers into recvbuf. */
-static int phase_intra(b2_call *x)
+int xchg_b2_phase_intra(b2_call *x)
 {
     xchg_call *c = x->c;
     xchg_bruck_group g = {
         .size = x->L, .pos = x->nl->lrank, .ranks = x->st->members,
         .radix = level_radix(xchg_bruck_2level_radix_set(&c->cs->settings, 0), x->L),
         .tag = xchg_algo_tag(XCHG_ALGO_BRUCK_2LEVEL), .burst = c->cs->settings.throttle,
-        .who = who,
-        .ctx = x, .bytes = intra_bytes, .pack = intra_pack, .deliver = intra_deliver,
+        .who = x->who,
+        .ctx = x, .bytes = xchg_b2_intra_bytes, .pack = xchg_b2_intra_pack, .deliver = xchg_b2_intra_deliver,
         .mark = x->mark, .my_mark = xchg_agree_flag(c->rank, c->size, MPI_ERR_NO_MEM)};
     int e = xchg_bruck_group_run(c, &g);
     if (x->err == MPI_SUCCESS)
@@ -407,28 +375,29 @@ static int b2_result(const b2_call *x)
     int cls = (int)(x->mark & ((1 << XCHG_AGREE_CLASS_BITS) - 1));
     int from = c->size - (int)(x->mark >> XCHG_AGREE_CLASS_BITS);
     if (cls == MPI_ERR_NO_MEM)
-        return xchg_error_code(cls, "bruck_2level: rank %d ran out of temporary memory "
+        return xchg_error_code(cls, "%s: rank %d ran out of temporary memory "
                                "(XCHG_MAX_TEMP_BYTES), so blocks for rank %d may be missing "
-                               "and none were delivered", from, c->rank);
-    return xchg_agree_result(c->rank, c->size, MPI_SUCCESS, x->mark, who);
+                               "and none were delivered", x->who, from, c->rank);
+    return xchg_agree_result(c->rank, c->size, MPI_SUCCESS, x->mark, x->who);
 }
 
-int xchg_alltoallv_bruck_2level(xchg_call *c)
+int xchg_b2_state_of(xchg_comm_state *cs, b2_state **out)
 {
-    if (c->size == 1)
-        return c->arg_err != MPI_SUCCESS ? c->arg_err : xchg_self_copy(c);
     void *state = NULL;
-    int rc = xchg_node_state_of(c->cs, &b2_ops, &state);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    b2_state *st = state;
-    b2_call x;
-    memset(&x, 0, sizeof x);
-    x.c = c, x.st = st, x.nl = st->nl, x.N = st->nl->nnodes, x.L = st->nl->lsize;
-    x.mark = xchg_agree_flag(c->rank, c->size, c->arg_err);
-    x.err = c->arg_err;
+    int rc = xchg_node_state_of(cs, &b2_ops, &state);
+    *out = state;
+    return rc;
+}
+
+static int b2_begin(xchg_call *c, const b2_state *st, const char *who, b2_call *x)
+{
+    memset(x, 0, sizeof *x);
+    x->c = c, x->st = st, x->nl = st->nl, x->N = st->nl->nnodes, x->L = st->nl->lsize;
+    x->who = who;
+    x->mark = xchg_agree_flag(c->rank, c->size, c->arg_err);
+    x->err = c->arg_err;
     /* tables: kept stores per run, sub-blocks per (run, node, member) */
-    const size_t nk = (size_t)st->nplaces, nsub = nk * (size_t)x.N * (size_t)x.L;
+    const size_t nk = (size_t)st->nplaces, nsub = nk * (size_t)x->N * (size_t)x->L;
     const size_t tbytes = nk * (sizeof(char *) + sizeof(size_t)) +
                           nsub * (sizeof(char *) + sizeof(uint64_t));
     int terr = MPI_SUCCESS;
@@ -442,26 +411,76 @@ int xchg_alltoallv_bruck_2level(xchg_call *c)
         c->temp_limit = SIZE_MAX;
         t = xchg_temp_alloc(c, tbytes, "bruck_2level: block tables", &merr);
         c->temp_limit = limit;
-        if (x.err == MPI_SUCCESS)
-            x.err = terr;
+        if (x->err == MPI_SUCCESS)
+            x->err = terr;
         int64_t f = xchg_agree_flag(c->rank, c->size, terr);
-        if (f > x.mark)
-            x.mark = f;
+        if (f > x->mark)
+            x->mark = f;
     }
     if (!t)
         return terr; /* malloc itself failed: nothing left to take part with */
     memset(t, 0, tbytes);
-    x.kept = (char **)t;
-    x.kept_bytes = (size_t *)(x.kept + nk);
-    x.sub = (const char **)(x.kept_bytes + nk);
-    x.sub_len = (uint64_t *)(x.sub + nsub);
-    int mpierr = phase_inter(&x);
-    if (mpierr == MPI_SUCCESS)
-        mpierr = phase_intra(&x);
-    for (int k = 0; k < st->nplaces; k++)
-        xchg_temp_free(c, x.kept[k], x.kept_bytes[k]);
-    xchg_temp_free(c, t, tbytes);
+    x->tables = t, x->tables_bytes = tbytes;
+    x->kept = (char **)t;
+    x->kept_bytes = (size_t *)(x->kept + nk);
+    x->sub = (const char **)(x->kept_bytes + nk);
+    x->sub_len = (uint64_t *)(x->sub + nsub);
+    return MPI_SUCCESS;
+}
+
+static void b2_end(b2_call *x)
+{
+    for (int k = 0; k < x->st->nplaces; k++)
+        xchg_temp_free(x->c, x->kept[k], x->kept_bytes[k]);
+    xchg_temp_free(x->c, x->tables, x->tables_bytes);
+}
+
+int xchg_b2_deliver_own(b2_call *x)
+{
+    const int j = x->nl->lrank;
+    int err = MPI_SUCCESS;
+    for (int k = 0; k < x->st->nplaces; k++)
+        for (int a = 0; a < x->N; a++) {
+            const int i = j + k * x->L;
+            if (!has_place(x, a, i))
+                continue;
+            const size_t s = xchg_b2_sub_at(x, k, a, j);
+            int e = xchg_bruck_unpack_from(x->c, xchg_node_member(x->nl, a, i), x->sub[s],
+                                           (size_t)x->sub_len[s], x->who);
+            if (err == MPI_SUCCESS)
+                err = e; /* the first; the other blocks are still delivered */
+        }
+    return err;
+}
+
+int xchg_b2_run(xchg_call *c, const b2_state *st, const char *who, xchg_b2_phase2_fn phase2,
+                void *arg)
+{
+    b2_call x;
+    int rc = b2_begin(c, st, who, &x);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    int mpierr = phase2(&x, phase_inter(&x), arg);
+    b2_end(&x);
     if (mpierr != MPI_SUCCESS && x.err == MPI_SUCCESS)
         x.err = mpierr;
     return b2_result(&x);
+}
+
+/* Phase 2 by messages, unless MPI itself failed in phase 1. */
+static int phase_intra_after(b2_call *x, int mpierr, void *arg)
+{
+    (void)arg;
+    return mpierr != MPI_SUCCESS ? mpierr : xchg_b2_phase_intra(x);
+}
+
+int xchg_alltoallv_bruck_2level(xchg_call *c)
+{
+    if (c->size == 1)
+        return c->arg_err != MPI_SUCCESS ? c->arg_err : xchg_self_copy(c);
+    b2_state *st = NULL;
+    int rc = xchg_b2_state_of(c->cs, &st);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    return xchg_b2_run(c, st, "bruck_2level", phase_intra_after, NULL);
 }

@@ -724,17 +724,10 @@ int xchg_alltoallv_node_pairs_shm(xchg_call *c)
         return rc;
     nps_state *s = state;
     xchg_shm_window *w = NULL;
-    int in_coro = xchg_coro_inside();
-#ifdef XCHG_SMPI
-    int sync_ok = !in_coro; /* a node barrier there: blocking only */
-#else
-    int sync_ok = 1;
-#endif
-    if (sync_ok && (!in_coro || xchg_node_window_ready(c->cs, table_bytes(s, c->size), (size_t)s->need))) {
-        rc = xchg_node_window_of(c->cs, s->nl->node, table_bytes(s, c->size), (size_t)s->need, &w);
-        if (rc != MPI_SUCCESS)
-            return rc;
-    }
+    rc = xchg_node_window_for_call(c->cs, s->nl->node, table_bytes(s, c->size), (size_t)s->need,
+                                   &w);
+    if (rc != MPI_SUCCESS)
+        return rc;
     if (!w) {
         c->ran_instead = XCHG_ALGO_NODE_PAIRS;
         return xchg_alltoallv_node_pairs(c);

@@ -417,3 +417,17 @@ void xchg_shm_sync(xchg_shm_window *w, uint64_t e)
         xchg_shm_wait(w, (w->rank + i) % w->P, e);
 #endif
 }
+
+int xchg_node_window_for_call(xchg_comm_state *cs, MPI_Comm node, size_t table_bytes,
+                              size_t grow_to, xchg_shm_window **out)
+{
+    const int in_coro = xchg_coro_inside();
+    *out = NULL;
+#ifdef XCHG_SMPI
+    if (in_coro)
+        return MPI_SUCCESS; /* a node barrier there: blocking only */
+#endif
+    if (in_coro && !xchg_node_window_ready(cs, table_bytes, grow_to))
+        return MPI_SUCCESS;
+    return xchg_node_window_of(cs, node, table_bytes, grow_to, out);
+}

@@ -107,6 +107,13 @@ int xchg_node_window_ready(const xchg_comm_state *cs, size_t table_bytes, size_t
 /* Whether a node window may be used on cs (before one was tried: the
  * settings; after: whether it was made, agreed). */
 int xchg_node_window_usable(const xchg_comm_state *cs);
+/* The node window for this call, as the node algorithms take it: made or
+ * grown now (xchg_node_window_of) in a blocking call; inside a coroutine
+ * only where that needs no communication; never inside a coroutine under
+ * SMPI, whose synchronisation is a node barrier. *out NULL: run the
+ * algorithm's message form (the same on every rank). */
+int xchg_node_window_for_call(xchg_comm_state *cs, MPI_Comm node, size_t table_bytes,
+                              size_t grow_to, xchg_shm_window **out);
 /* Every member of the window's node has published epoch e (this rank
  * first): flags in memory, or under SMPI (where a spin on memory neither
  * advances simulated time nor lets another rank run) a node barrier. */

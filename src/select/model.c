@@ -545,7 +545,10 @@ static double bruck_level(const xchg_model_params *m, double n, double r, double
     return t;
 }
 
-double xchg_model_bruck_2level(const xchg_model_params *m, const xchg_pattern_stats *s)
+/* bruck_2level's time (bruck_2level.c) but for its intra-node Bruck, and
+ * that Bruck's; INFINITY where it is not this algorithm's case. */
+static double bruck_2level_parts(const xchg_model_params *m, const xchg_pattern_stats *s,
+                                 double *intra, double *held_out, double *node_out)
 {
     model_terms k;
     terms_of(m, s, &k);
@@ -560,6 +563,7 @@ double xchg_model_bruck_2level(const xchg_model_params *m, const xchg_pattern_st
      * not modelled. Checked at P=64 (4 nodes of 16, random 16 B to
      * 256 B): within 0.96-1.06x of the simulated time. */
     const double L = node, N = ceil(P / node);
+    *intra = 0.0, *held_out = 0.0, *node_out = L;
     if (L <= 1.0 || N <= 1.0)
         return INFINITY;
     const double re = (double)xchg_bruck_radix_of(m->radix_inter_set, (int)N);
@@ -568,9 +572,34 @@ double xchg_model_bruck_2level(const xchg_model_params *m, const xchg_pattern_st
     const double blocks = fmax(1.0, P * nonempty_share(s));
     const double held = fmax(mean, fmax(snd, rcv)) + blocks;
     const double inter = bruck_level(m, N, re, m->alpha, held, L * m->beta, N);
-    const double intra = bruck_level(m, L, ri, m->alpha_intra, held, m->beta_intra, L);
-    return copies(m, fmax(mean, snd), blocks) + inter + copies(m, held, blocks) + intra +
+    *intra = bruck_level(m, L, ri, m->alpha_intra, held, m->beta_intra, L);
+    *held_out = held;
+    return copies(m, fmax(mean, snd), blocks) + inter + copies(m, held, blocks) +
            copies(m, fmax(mean, rcv), blocks);
+}
+
+double xchg_model_bruck_2level(const xchg_model_params *m, const xchg_pattern_stats *s)
+{
+    double intra, held, L;
+    return bruck_2level_parts(m, s, &intra, &held, &L) + intra;
+}
+
+/* bruck_2level_shm: bruck_2level with its intra-node Bruck replaced by
+ * one node synchronisation (priced as node_pairs_shm's, a dissemination
+ * barrier); the copies into the window and out of it are bruck_2level's
+ * packing and unpacking. Where a rank's parts would not fit its half of
+ * the window (XCHG_SHM_BYTES) its node runs the intra-node Bruck after
+ * the synchronisation: not chosen there. Checked at 256 and 1,024 ranks,
+ * 16 and 64 per node, random 16 B (docs/algorithms.md). */
+double xchg_model_bruck_2level_shm(const xchg_model_params *m, const xchg_pattern_stats *s)
+{
+    double intra, held, L;
+    const double rest = bruck_2level_parts(m, s, &intra, &held, &L);
+    if (!isfinite(rest) || held > m->shm_bytes)
+        return INFINITY;
+    model_terms k;
+    terms_of(m, s, &k);
+    return rest + ceil(log2(L)) * (m->alpha_intra + 2.0 * k.o);
 }
 
 /* shm, on a communicator whose ranks all share one node (elsewhere it
@@ -672,4 +701,5 @@ void xchg_model_defaults(xchg_model_params *m)
      * mpich selector follows. */
     m->alltoall_bruck_bytes = 256.0;
     m->temp_limit = 0.0; /* no bound unless the caller's (select.c) */
+    m->shm_bytes = 1048576.0; /* XCHG_SHM_BYTES' default */
 }

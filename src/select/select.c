@@ -277,6 +277,7 @@ static int model_params(const xchg_call *c, const long long *f, xchg_model_param
     m->radix_inter_set = xchg_bruck_2level_radix_set(&c->cs->settings, 1);
     m->leaders = (double)xchg_multileader_leaders_set(&c->cs->settings);
     m->temp_limit = (double)c->temp_limit;
+    m->shm_bytes = (double)c->cs->settings.shm_bytes;
     if (agreed) /* the key of the agreed checksum (table.c's) */
         xchg_table_constants((double)((unsigned long long)f[XCHG_AF_TABLE_HI] >> 10), m);
     return agreed;

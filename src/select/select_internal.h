@@ -101,6 +101,7 @@ typedef struct xchg_model_params {
     double leaders;      /* XCHG_LEADERS (0: multileader's rule) */
     double alltoall_bruck_bytes; /* padded slot bytes below which MPI_Alltoall is log P */
     double temp_limit;   /* bytes of temporary memory a call may use (XCHG_MAX_TEMP_BYTES) */
+    double shm_bytes;    /* data bytes per rank per half of a node window (XCHG_SHM_BYTES) */
 } xchg_model_params;
 
 void xchg_model_defaults(xchg_model_params *m);
