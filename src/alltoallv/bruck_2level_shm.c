@@ -1,9 +1,10 @@
 /*
  * bruck_2level_shm.c - "bruck_2level_shm": bruck_2level's inter-node
  * Bruck, then its intra-node phase through the node window
- * (node/shm_window.h) instead of an intra-node Bruck: each byte crosses
- * shared memory once instead of up to ceil(log_ri L) times, and the
- * node's ceil(log_ri L) rounds of messages become one synchronisation.
+ * (node/shm_window.h) instead of an intra-node Bruck: each byte is copied
+ * into the window once and out once instead of moving up to ceil(log_ri L)
+ * times, and the node's ceil(log_ri L) rounds of messages become one
+ * synchronisation.
  *
  * One call (epoch e of the node window, one synchronisation, flags 2 e,
  * half e % 2: the scheme every node algorithm shares):
@@ -19,8 +20,9 @@
  * node window has grown to) says so in its header; every member of that
  * node reads it after the synchronisation, and that node runs phase 2 by
  * messages instead (bruck_2level's), the other nodes are not concerned.
- * The window is never grown for this algorithm: its need per rank is
- * about what a rank receives in a call, which auto keeps within it.
+ * The window is never grown for this algorithm (its need is known only
+ * after phase 1, and growing is collective over the communicator); auto
+ * does not choose it where a rank's parts would not fit.
  *
  * Errors: the failure mark works as in bruck_2level. Phase 1 merges it
  * over every node's player of a place, the headers over the node's
