@@ -88,9 +88,7 @@ static int b2_build(xchg_comm_state *cs, const xchg_node_layout *nl, void **out)
     *out = s;
     if (s) {
         s->nl = nl;
-        for (int b = 0; b < N; b++)
-            if (xchg_node_size(nl, b) > s->lmax)
-                s->lmax = xchg_node_size(nl, b);
+        s->lmax = xchg_node_largest(nl);
         s->nplaces = (s->lmax - nl->lrank + L - 1) / L;
         s->players = malloc(sizeof(int) * (size_t)s->nplaces * (size_t)N);
         s->members = malloc(sizeof(int) * (size_t)L);
@@ -356,7 +354,8 @@ int xchg_b2_phase_intra(b2_call *x)
         .radix = level_radix(xchg_bruck_2level_radix_set(&c->cs->settings, 0), x->L),
         .tag = xchg_algo_tag(XCHG_ALGO_BRUCK_2LEVEL), .burst = c->cs->settings.throttle,
         .who = x->who,
-        .ctx = x, .bytes = xchg_b2_intra_bytes, .pack = xchg_b2_intra_pack, .deliver = xchg_b2_intra_deliver,
+        .ctx = x, .bytes = xchg_b2_intra_bytes, .pack = xchg_b2_intra_pack,
+        .deliver = xchg_b2_intra_deliver,
         .mark = x->mark, .my_mark = xchg_agree_flag(c->rank, c->size, MPI_ERR_NO_MEM)};
     int e = xchg_bruck_group_run(c, &g);
     if (x->err == MPI_SUCCESS)

@@ -49,9 +49,9 @@ static const char who[] = "bruck_2level_shm";
 
 /* The half's table: one (offset, bytes) entry per member of the largest
  * node, the same on every rank. */
-static size_t table_bytes(const xchg_node_layout *nl)
+static size_t table_bytes(const b2_state *st)
 {
-    return sizeof(xchg_shm_entry) * (size_t)xchg_node_largest(nl);
+    return sizeof(xchg_shm_entry) * (size_t)st->lmax;
 }
 
 int xchg_bruck_2level_shm_prepare(xchg_comm_state *cs)
@@ -63,7 +63,7 @@ int xchg_bruck_2level_shm_prepare(xchg_comm_state *cs)
     if (rc != MPI_SUCCESS)
         return rc;
     xchg_shm_window *w;
-    return xchg_node_window_of(cs, st->nl->node, table_bytes(st->nl), 0, &w);
+    return xchg_node_window_of(cs, st->nl->node, table_bytes(st), 0, &w);
 }
 
 int xchg_bruck_2level_shm_ready(const xchg_comm_state *cs)
@@ -72,7 +72,7 @@ int xchg_bruck_2level_shm_ready(const xchg_comm_state *cs)
         return 1;
     const b2_state *st = cs->ext[xchg_algo_slot(XCHG_ALGO_BRUCK_2LEVEL)];
     return xchg_bruck_2level_ready(cs) && st &&
-           xchg_node_window_ready(cs, table_bytes(st->nl), 0);
+           xchg_node_window_ready(cs, table_bytes(st), 0);
 }
 
 /* One rank copies its block without a window: usable as itself. */
@@ -163,7 +163,7 @@ int xchg_alltoallv_bruck_2level_shm(xchg_call *c)
     if (rc != MPI_SUCCESS)
         return rc;
     xchg_shm_window *w = NULL;
-    rc = xchg_node_window_for_call(c->cs, st->nl->node, table_bytes(st->nl), 0, &w);
+    rc = xchg_node_window_for_call(c->cs, st->nl->node, table_bytes(st), 0, &w);
     if (rc != MPI_SUCCESS)
         return rc;
     if (!w) {

@@ -425,12 +425,11 @@ double xchg_model_node_pairs_shm(const xchg_model_params *m, const xchg_pattern_
      * synchronisation, each relay gathers its lanes' blocks out of the
      * window into its ns messages and receives ns, a second
      * synchronisation, and each member copies its blocks out (one run per
-     * node). A synchronisation is priced as a node barrier (dissemination,
-     * log2 L rounds inside the node: what the simulated build does; flags
-     * in memory cost less). Memory: every member's two halves hold its
-     * table, its blocks and its slots; past XCHG_MAX_TEMP_BYTES for the
-     * node the window is not made (node_pairs runs instead). One node, or
-     * one rank per node: not this algorithm's case. */
+     * node); a synchronisation is xchg_model_node_sync's. Memory: every
+     * member's two halves hold its table, its blocks and its slots; past
+     * XCHG_MAX_TEMP_BYTES for the node the window is not made (node_pairs
+     * runs instead). One node, or one rank per node: not this algorithm's
+     * case. */
     const double N = ceil(P / L);
     if (L <= 1.0 || N <= 1.0)
         return INFINITY;
@@ -442,7 +441,7 @@ double xchg_model_node_pairs_shm(const xchg_model_params *m, const xchg_pattern_
     const double lanes = N - 1.0 < L ? fmax(1.0, floor(L / (N - 1.0))) : 1.0;
     const double ns = ceil((N - 1.0) / L), share = nonempty_share(s);
     const double gathered = ns * L * ceil(L / lanes); /* blocks a relay gathers */
-    const double sync = ceil(log2(L)) * (m->alpha_intra + 2.0 * o);
+    const double sync = xchg_model_node_sync(m, L);
     const double hdr = (N - 1.0) * (2.0 + 2.0 * L) * 8.0; /* per-member totals and hashes */
     const double write = copies(m, snd + 4.0 * P + 8.0 * N, N + 1.0);
     const double gather = copies(m, gathered * mean / P, gathered * share);
@@ -545,10 +544,12 @@ static double bruck_level(const xchg_model_params *m, double n, double r, double
     return t;
 }
 
-/* bruck_2level's time (bruck_2level.c) but for its intra-node Bruck, and
- * that Bruck's; INFINITY where it is not this algorithm's case. */
+/* bruck_2level's time (bruck_2level.c) but for its intra-node Bruck;
+ * *intra that Bruck's, *window a node synchronisation in its place
+ * (bruck_2level_shm's), *held the bytes a rank holds after phase 1.
+ * INFINITY where it is not this algorithm's case. */
 static double bruck_2level_parts(const xchg_model_params *m, const xchg_pattern_stats *s,
-                                 double *intra, double *held_out, double *node_out)
+                                 double *intra, double *window, double *held_out)
 {
     model_terms k;
     terms_of(m, s, &k);
@@ -563,7 +564,7 @@ static double bruck_2level_parts(const xchg_model_params *m, const xchg_pattern_
      * not modelled. Checked at P=64 (4 nodes of 16, random 16 B to
      * 256 B): within 0.96-1.06x of the simulated time. */
     const double L = node, N = ceil(P / node);
-    *intra = 0.0, *held_out = 0.0, *node_out = L;
+    *intra = *window = *held_out = 0.0;
     if (L <= 1.0 || N <= 1.0)
         return INFINITY;
     const double re = (double)xchg_bruck_radix_of(m->radix_inter_set, (int)N);
@@ -573,6 +574,7 @@ static double bruck_2level_parts(const xchg_model_params *m, const xchg_pattern_
     const double held = fmax(mean, fmax(snd, rcv)) + blocks;
     const double inter = bruck_level(m, N, re, m->alpha, held, L * m->beta, N);
     *intra = bruck_level(m, L, ri, m->alpha_intra, held, m->beta_intra, L);
+    *window = xchg_model_node_sync(m, L);
     *held_out = held;
     return copies(m, fmax(mean, snd), blocks) + inter + copies(m, held, blocks) +
            copies(m, fmax(mean, rcv), blocks);
@@ -580,8 +582,8 @@ static double bruck_2level_parts(const xchg_model_params *m, const xchg_pattern_
 
 double xchg_model_bruck_2level(const xchg_model_params *m, const xchg_pattern_stats *s)
 {
-    double intra, held, L;
-    return bruck_2level_parts(m, s, &intra, &held, &L) + intra;
+    double intra, window, held;
+    return bruck_2level_parts(m, s, &intra, &window, &held) + intra;
 }
 
 /* bruck_2level_shm: bruck_2level with its intra-node Bruck replaced by
@@ -593,13 +595,11 @@ double xchg_model_bruck_2level(const xchg_model_params *m, const xchg_pattern_st
  * 16 and 64 per node, random 16 B (docs/algorithms.md). */
 double xchg_model_bruck_2level_shm(const xchg_model_params *m, const xchg_pattern_stats *s)
 {
-    double intra, held, L;
-    const double rest = bruck_2level_parts(m, s, &intra, &held, &L);
+    double intra, window, held;
+    const double rest = bruck_2level_parts(m, s, &intra, &window, &held);
     if (!isfinite(rest) || held > m->shm_bytes)
         return INFINITY;
-    model_terms k;
-    terms_of(m, s, &k);
-    return rest + ceil(log2(L)) * (m->alpha_intra + 2.0 * k.o);
+    return rest + window;
 }
 
 /* shm, on a communicator whose ranks all share one node (elsewhere it
@@ -627,6 +627,11 @@ double xchg_model_shm(const xchg_model_params *m, const xchg_pattern_stats *s)
     /* each peer's block is copied as soon as its flag is seen: the flag
      * reads overlap the copies */
     return m->alpha_intra + fmax((P - 1.0) * k.o, k.direct_bw) + copies(m, 0.0, k.posts);
+}
+
+double xchg_model_node_sync(const xchg_model_params *m, double L)
+{
+    return L > 1.0 ? ceil(log2(L)) * (m->alpha_intra + 2.0 * m->overhead) : 0.0;
 }
 
 double xchg_model_agree_time(const xchg_model_params *m, const xchg_pattern_stats *s)

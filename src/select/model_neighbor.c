@@ -91,7 +91,7 @@ void xchg_model_neighbor(const xchg_nbr_stats *s, int polled, double *direct, do
                 2 * m.overhead * (Bt - B) + 2 * m.copy * s->local_bytes +
                 L * (V + LOC_HEADER_PER_BLOCK * B + LOC_HEADER_PER_AGGREGATE * K) * m.beta +
                 m.alpha + m.alpha_intra;
-    const double sync = L > 1 ? ceil(log2(L)) * (m.alpha_intra + 2 * m.overhead) : 0;
+    const double sync = xchg_model_node_sync(&m, L);
     *shm = 3 * (m.copy_call * B + m.copy * V) + 2 * m.overhead * K +
            2 * (m.copy_call * (Bt - B) + m.copy * s->local_bytes) + sync +
            (K > 0 ? L * (V + LOC_HEADER_PER_BLOCK * B + LOC_HEADER_PER_AGGREGATE * K) * m.beta +

@@ -105,6 +105,11 @@ typedef struct xchg_model_params {
 } xchg_model_params;
 
 void xchg_model_defaults(xchg_model_params *m);
+/* One synchronisation of a node window among L members (the _shm
+ * algorithms'), priced as a node barrier: dissemination, ceil(log2 L)
+ * rounds inside the node (what the simulated build does; flags in memory
+ * cost less). 0 for a node of one. */
+double xchg_model_node_sync(const xchg_model_params *m, double L);
 /* One agreement of the statistics (stats_agree.c's recursive doubling). */
 double xchg_model_agree_time(const xchg_model_params *m, const xchg_pattern_stats *s);
 /* An algorithm's modelled time: its registry entry's model function (one
