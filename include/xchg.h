@@ -13,12 +13,16 @@
  * a blocking call. Arrays it allocates for the caller are freed by the
  * matching xchg_*_free call named next to the function that returns them.
  *
- * Communicators: at the first exchange on a communicator, xchg duplicates
- * it (collectively) and caches the duplicate on it with an attribute; all library traffic uses that duplicate, so no message of the
- * caller's is ever matched by library traffic. The duplicate is freed when
- * the caller frees its communicator. If MPI refuses the duplicate (MPICH
- * allows 2048 communicators per process), the call returns an error naming
- * the limit, the same class on every rank; see xchg_comm_prepare.
+ * Communicators: when xchg sets a communicator up, it duplicates it
+ * (collectively) and caches the duplicate on it with an attribute; all
+ * library traffic uses that duplicate, so no message of the caller's is
+ * ever matched by library traffic. The duplicate is freed when the caller
+ * frees its communicator. Set-up happens at the first exchange, except in
+ * xchg_alltoallv (auto): its first calls on a communicator are MPI's own
+ * MPI_Alltoallv, until set-up pays back (docs/setup.md). If MPI refuses
+ * the duplicate (MPICH allows 2048 communicators per process), the call
+ * returns an error naming the limit, the same class on every rank (auto
+ * keeps MPI's own call instead); see xchg_comm_prepare.
  */
 #ifndef XCHG_H
 #define XCHG_H
@@ -236,7 +240,9 @@ XCHG_API int xchg_ialltoallv_algo(xchg_algo algo, const void *sendbuf, const int
                                   MPI_Datatype recvtype, MPI_Comm comm, xchg_request *req);
 
 /* Collective over comm: makes xchg's state for comm and its private
- * duplicate now rather than at the first exchange. If MPI refuses the
+ * duplicate now rather than at the first exchange (xchg_alltoallv's auto
+ * then runs its choice from the first call on comm instead of MPI's own
+ * call until set-up pays back: the caller announces reuse). If MPI refuses the
  * duplicate (its limit on communicators is reached: MPICH allows 2048 per
  * process, and xchg holds one per communicator it exchanges on), *ready is
  * 0 on every rank and MPI_SUCCESS is returned: the caller may then use MPI

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """docs_options.py SOURCE_DIR TOOLS_DIR LAUNCH...: tool options cannot drift.
 
-For every tool (xchg-bench and its dsde, neighbor and overlap modes,
+For every tool (xchg-bench and its dsde, neighbor, overlap and setup modes,
 xchg-tune, xchg-plot), `TOOL --help` exits 0 (MPI tools are started by
 LAUNCH, one rank). Then for each doc that describes tools (DOCS below, each
 section mapped to its tools by its heading):
@@ -28,6 +28,7 @@ DOCS = {
                              {"dsde": ["xchg-bench dsde"],
                               "neighbor": ["xchg-bench neighbor"],
                               "overlap": ["xchg-bench overlap"],
+                              "setup": ["xchg-bench setup"],
                               "xchg-plot": ["xchg-plot"],
                               "xchg-tune": ["xchg-tune"]}),
     "docs/tuning.md": (["xchg-tune"], {"xchg-bench": ["xchg-bench"]}),
@@ -39,6 +40,7 @@ REFERENCE = {
     "xchg-bench dsde": "docs/benchmarking.md",
     "xchg-bench neighbor": "docs/benchmarking.md",
     "xchg-bench overlap": "docs/benchmarking.md",
+    "xchg-bench setup": "docs/benchmarking.md",
     "xchg-plot": "docs/benchmarking.md",
     "xchg-tune": "docs/tuning.md",
 }
@@ -49,8 +51,8 @@ FOREIGN = {"--mca", "--oversubscribe", "--bind-to", "--map-by", "--install", "--
            "--build", "--cflags", "--libs", "--variable"}
 # The programs a paragraph may name before an option: ours (a path before
 # the name is allowed: build/mpich/tools/xchg-bench), then others'.
-PROGRAM = re.compile(r"(?<![\w-])(xchg-bench(?:\s+(?:dsde|neighbor|overlap)\b)?|xchg-tune|"
-                     r"xchg-plot|tools/plot|mpiexec|mpirun|srun|cmake|pkg-config|sbatch|"
+PROGRAM = re.compile(r"(?<![\w-])(xchg-bench(?:\s+(?:dsde|neighbor|overlap|setup)\b)?|"
+                     r"xchg-tune|xchg-plot|tools/plot|mpiexec|mpirun|srun|cmake|pkg-config|sbatch|"
                      r"aprun|jsrun|flux)(?![\w-])")
 # Every tool has --help; the docs need not say so in every section.
 IMPLICIT = {"--help"}

@@ -421,6 +421,7 @@ static int state_get(MPI_Comm comm, const xchg_algo_names *names, xchg_comm_stat
                                                         "communicator state");
     }
     st->pcomm = pc;
+    st->bare = 0;
     st->rank = rank;
     st->size = size;
     st->refs = 1; /* the attribute's (a state kept from a refusal has it already) */
@@ -442,6 +443,37 @@ static int state_get(MPI_Comm comm, const xchg_algo_names *names, xchg_comm_stat
             st->pcomm = MPI_COMM_NULL;
             st->retry_in = 1;
         }
+        return rc;
+    }
+    *state = st;
+    return MPI_SUCCESS;
+}
+
+int xchg_comm_state_bare(MPI_Comm comm, const xchg_algo_names *names,
+                         xchg_comm_state **state)
+{
+    xchg_comm_state *st = NULL;
+    int rc = xchg_comm_state_lookup(comm, &st);
+    if (rc != MPI_SUCCESS || st) {
+        *state = st;
+        return rc;
+    }
+    st = calloc(1, sizeof *st);
+    if (!st)
+        return xchg_error_code(MPI_ERR_NO_MEM, "out of memory for communicator state");
+    st->pcomm = MPI_COMM_NULL;
+    st->bare = 1;
+    st->refs = 1; /* the attribute's */
+    MPI_Comm_rank(comm, &st->rank);
+    MPI_Comm_size(comm, &st->size);
+    st->node_size = 1;
+    st->last.algo = XCHG_ALGO_INVALID;
+    st->last.sparse_algo = XCHG_SPARSE_INVALID;
+    st->last.neighbor_algo = XCHG_NEIGHBOR_INVALID;
+    xchg_settings_read_local(names, &st->settings, 0);
+    rc = MPI_Comm_set_attr(comm, state_keyval, st);
+    if (rc != MPI_SUCCESS) {
+        free(st);
         return rc;
     }
     *state = st;

@@ -63,6 +63,10 @@ static const xchg_setting_def defs[XCHG_SETTING_COUNT] = {
      * window (shm runs linear, auto never chooses it) */
     [XCHG_SET_SHM_BYTES] = {"XCHG_SHM_BYTES", XCHG_KIND_BYTES, 0, (int64_t)1 << 40, 1 << 20, NULL,
                             NULL, NULL},
+    /* The auto call at which a communicator is set up (its duplicate, node
+     * map, agreement): until then MPI's own call runs (select/phase.c). */
+    [XCHG_SET_SETUP_AT] = {"XCHG_SETUP_AT", XCHG_KIND_INT, 1, 1 << 30, 0,
+                           "when the modelled saving repays the set-up", NULL, NULL},
 };
 
 /* Setting i: core's table, then the algorithms' own (names); NULL past
@@ -301,12 +305,24 @@ static int64_t read_one(const xchg_algo_names *names, int i, int *rejected, char
 
 /* Default temporary-memory limit: a quarter of this node's physical memory
  * per process (agreed: the smallest of all ranks). */
-static int64_t default_temp_limit(void)
+static int64_t temp_limit_read;
+
+static void temp_limit_once(void)
 {
     long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
     if (pages > 0 && psize > 0 && (uint64_t)pages <= (uint64_t)INT64_MAX / (uint64_t)psize)
-        return (int64_t)pages * psize / 4;
-    return (int64_t)1 << 30;
+        temp_limit_read = (int64_t)pages * psize / 4;
+    else
+        temp_limit_read = (int64_t)1 << 30;
+}
+
+/* read once per process: the memory does not change, and a new
+ * communicator's first call should not pay a system call for it */
+static int64_t default_temp_limit(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, temp_limit_once);
+    return temp_limit_read;
 }
 
 /* Rank 0 warns once per variable and kind of problem per process. */
@@ -405,6 +421,10 @@ static void apply(xchg_settings *s, int i, int64_t v, const char *text)
         break;
     case XCHG_SET_SHM_BYTES:
         s->shm_bytes = v == VALUE_UNSET ? defs[i].dflt : v;
+        s->shm_bytes_set = v != VALUE_UNSET;
+        break;
+    case XCHG_SET_SETUP_AT:
+        s->setup_at = v == VALUE_UNSET ? 0 : (long)v;
         break;
     case XCHG_SETTING_COUNT:
         break;
@@ -438,6 +458,28 @@ static void table_agreed(const int64_t w[4], uint64_t *sum, int *differ)
     uint64_t lo = ~q[2] & 0xffffffffull, hi = ~q[3] & 0xffffffffull; /* smallest */
     *differ = q[0] != lo || q[1] != hi;
     *sum = *differ ? 0 : q[1] << 32 | q[0];
+}
+
+void xchg_settings_read_local(const xchg_algo_names *names, xchg_settings *s, int all)
+{
+    enum { NMAX = XCHG_SETTING_COUNT + XCHG_ALGO_SETTINGS_MAX };
+    /* what decides whether a first call sets up, and what it reports */
+    static const xchg_setting_id first[] = {XCHG_SET_ALLTOALLV_ALGO, XCHG_SET_CHECK,
+                                            XCHG_SET_RECORD, XCHG_SET_SETUP_AT, XCHG_SET_VERBOSE};
+    const int N = all ? setting_count(names) : XCHG_SETTING_COUNT;
+    char text[sizeof s->record_path];
+    memset(s, 0, sizeof *s);
+    for (int k = 0; k < N - XCHG_SETTING_COUNT && k < XCHG_ALGO_SETTINGS_MAX; k++)
+        s->algo_def[k] = def_at(names, XCHG_SETTING_COUNT + k);
+    s->max_temp_bytes = (size_t)default_temp_limit();
+    for (int i = 0; i < N && i < NMAX; i++) {
+        int rejected = 0, read = all;
+        for (size_t k = 0; k < sizeof first / sizeof first[0] && !read; k++)
+            read = (int)first[k] == i;
+        text[0] = 0;
+        int64_t v = read ? read_one(names, i, &rejected, text, sizeof text) : VALUE_UNSET;
+        apply(s, i, v, text);
+    }
 }
 
 int xchg_settings_agree(MPI_Comm comm, const xchg_algo_names *names, xchg_settings *s,

@@ -32,6 +32,7 @@ typedef enum xchg_setting_id {
     XCHG_SET_NEIGHBOR_ALGO,
     XCHG_SET_MAX_INFLIGHT,
     XCHG_SET_SHM_BYTES,
+    XCHG_SET_SETUP_AT,
     XCHG_SETTING_COUNT
 } xchg_setting_id;
 
@@ -77,6 +78,8 @@ typedef struct xchg_settings {
     xchg_neighbor_algo neighbor_algo; /* AUTO when unset, INVALID for an unknown name */
     char neighbor_algo_text[64];
     int64_t shm_bytes;            /* XCHG_SHM_BYTES: data bytes per rank per half of the node window */
+    int shm_bytes_set;            /* ... set, not its default */
+    long setup_at;                /* XCHG_SETUP_AT: the auto call that sets up (0: when it pays) */
     /* The tuning table (XCHG_TUNING_FILE) every rank read when the state
      * was made: its checksum where all ranks' agree (0: no table, or not
      * the same everywhere), and whether they differ. */
@@ -117,6 +120,13 @@ typedef struct xchg_algo_names {
  * The same allreduce reduces the caller's extra[0..nextra) (at most 4) by
  * MPI_MAX, in place, so a caller's own agreement costs no latency chain of
  * its own. */
+/* This rank's own values, read without agreeing them (no communication):
+ * what a communicator's first calls go by before its state is set up
+ * (select/phase.c), where rank 0's values are not yet known. all: every
+ * setting; else only those a first call needs (whether it sets up, and
+ * XCHG_VERBOSE), the others at their defaults, so that a communicator
+ * used once reads five variables, not every one. */
+void xchg_settings_read_local(const xchg_algo_names *names, xchg_settings *s, int all);
 int xchg_settings_agree(MPI_Comm comm, const xchg_algo_names *names, xchg_settings *s,
                         int64_t extra[], int nextra);
 /* Setting i (core's, then the algorithms'; 0 past the last): its

@@ -44,6 +44,17 @@ enum {
 };
 
 typedef struct xchg_nb xchg_nb; /* a nonblocking exchange (src/progress/queue.c) */
+
+/* A communicator's first calls before it is set up (src/select/phase.c):
+ * kept in the state itself, so that counting them cannot fail on one
+ * rank. The same on every rank. */
+typedef struct xchg_phase_counts {
+    unsigned long calls;    /* auto calls passed to MPI so far */
+    unsigned long check_at; /* the call whose statistics are agreed next (0: none) */
+    unsigned long setup_at; /* the call that sets up (0: not decided) */
+    double mpi_seconds;     /* this rank's time in the timed MPI calls before a check */
+    unsigned long timed;    /* ... and their number */
+} xchg_phase_counts;
 struct xchg_wait_hook;          /* work the waits progress (src/progress/progress.h) */
 
 /* Library state cached on a caller's communicator (attribute value). */
@@ -79,6 +90,10 @@ typedef struct xchg_comm_state {
      * retry_in counts down to 0; the wait doubles up to 64 calls. */
     int retry_in, refused_wait, refused_class;
     char refused_msg[MPI_MAX_ERROR_STRING];
+    /* Not set up yet (xchg_comm_state_bare): no pcomm, and settings are
+     * this rank's own, not agreed; xchg_comm_state_get sets it up. */
+    int bare;
+    xchg_phase_counts phase;
 } xchg_comm_state;
 
 /* Returns the state for comm, creating it on first use (collectively: it
@@ -92,6 +107,13 @@ typedef struct xchg_comm_state {
  * (if not NULL) tells that this was such a refusal. */
 int xchg_comm_state_get(MPI_Comm comm, const xchg_algo_names *names,
                         xchg_comm_state **state, int *refused);
+/* The state of comm, made on first use without any communication: no
+ * private duplicate, settings read on this rank alone (state->bare). What
+ * a communicator's first calls run on (select/phase.c) until
+ * xchg_comm_state_get sets it up, collectively, at a call every rank
+ * reaches together. An existing state, set up or not, is returned as is. */
+int xchg_comm_state_bare(MPI_Comm comm, const xchg_algo_names *names,
+                         xchg_comm_state **state);
 /* The state of comm if it has one (*state NULL if not); no communication. */
 int xchg_comm_state_lookup(MPI_Comm comm, xchg_comm_state **state);
 /* Fills cs->node_size and cs->on_node on first need (collective over

@@ -197,7 +197,8 @@ static int shm_possible(const xchg_comm_state *cs)
     return 0;
 #else
     long rpn = cs->settings.ranks_per_node;
-    return cs->pcomm != MPI_COMM_NULL && (rpn == 0 || rpn >= cs->size) &&
+    /* a state not set up yet (its first calls) can make one once it is */
+    return (cs->pcomm != MPI_COMM_NULL || cs->bare) && (rpn == 0 || rpn >= cs->size) &&
            cs->settings.shm_bytes > 0;
 #endif
 }
@@ -245,6 +246,19 @@ static xchg_shm_window *state_cache(xchg_comm_state *cs, int slot, xchg_shm_wind
     return cs->ext[slot];
 }
 
+/* The one-node window's first half: XCHG_SHM_BYTES where set, else 16
+ * KiB. A window's cost grows with its size (MPICH here: 131 us for 4 KiB,
+ * 403 us for 1 MiB, 2.2 ms for 8 MiB: xchg-bench setup --window-bytes),
+ * and it is paid at set-up, before any saving; a call that needs more
+ * runs linear once and the window grows to its need. */
+enum { SHM_FIRST_HALF = 16384 };
+
+static size_t shm_first_half(const xchg_comm_state *cs)
+{
+    size_t set = (size_t)cs->settings.shm_bytes;
+    return cs->settings.shm_bytes_set || set < SHM_FIRST_HALF ? set : SHM_FIRST_HALF;
+}
+
 int xchg_shm_window_of(xchg_comm_state *cs, xchg_shm_window **out)
 {
     xchg_shm_window *w = cs->ext[XCHG_EXT_SHM];
@@ -254,8 +268,7 @@ int xchg_shm_window_of(xchg_comm_state *cs, xchg_shm_window **out)
         xchg_shm_window *use = state_new(&spare, (size_t)cs->size);
         use->P = cs->size;
         if (shm_possible(cs) && node_make(cs, use, use == &spare))
-            use->usable = window_make(use, (size_t)cs->settings.shm_bytes,
-                                      cs->settings.max_temp_bytes);
+            use->usable = window_make(use, shm_first_half(cs), cs->settings.max_temp_bytes);
         w = state_cache(cs, XCHG_EXT_SHM, use, &spare);
     }
     if (w->usable && w->grow_to > w->half && !fits(w, w->grow_to, cs)) {
@@ -315,7 +328,8 @@ void xchg_shm_wait(xchg_shm_window *w, int r, uint64_t e)
  * a node barrier there). */
 static int node_window_possible(const xchg_comm_state *cs)
 {
-    return cs->pcomm != MPI_COMM_NULL && cs->size > 1 && cs->settings.shm_bytes > 0;
+    return (cs->pcomm != MPI_COMM_NULL || cs->bare) && cs->size > 1 &&
+           cs->settings.shm_bytes > 0;
 }
 
 /* Makes the window on every node (collective over pcomm): the window on

@@ -707,4 +707,19 @@ void xchg_model_defaults(xchg_model_params *m)
     m->alltoall_bruck_bytes = 256.0;
     m->temp_limit = 0.0; /* no bound unless the caller's (select.c) */
     m->shm_bytes = 1048576.0; /* XCHG_SHM_BYTES' default */
+    /* Set-up, measured on real MPI (xchg-bench --setup, 4 ranks, MPICH
+     * 4.0.2 and Open MPI 4.1.4; docs/setup.md): MPI_Comm_dup 25-35 us,
+     * MPI_Comm_split_type 37-120, a 64-byte MPI_Allreduce 16-20, so about
+     * 126 us over 2 rounds of log2 P; MPI_Win_allocate_shared of 1 MiB
+     * 92-272 us. Real set-up, not the simulator's (which charges less):
+     * auto repays what a real machine pays. */
+    m->setup_round = 63e-6;
+    m->setup_window = 182e-6;
+}
+
+double xchg_model_setup_time(const xchg_model_params *m, const xchg_pattern_stats *s, int window)
+{
+    const double rounds = s->P > 1 ? ceil(log2((double)s->P)) : 1.0;
+    return rounds * m->setup_round + xchg_model_agree_time(m, s) +
+           (window ? m->setup_window : 0.0);
 }

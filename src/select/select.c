@@ -503,6 +503,45 @@ static xchg_algo choose(xchg_call *c, const long long *f, int how, double *best_
     return best;
 }
 
+void xchg_select_fields(const xchg_call *c, long long *f)
+{
+    local_fields(c, f);
+}
+
+double xchg_select_agree_share(int P)
+{
+    xchg_model_params m;
+    xchg_model_defaults(&m);
+    xchg_pattern_stats s;
+    memset(&s, 0, sizeof s);
+    s.P = P;
+    s.node_size = 1;
+    double vendor = xchg_model_time(XCHG_ALGO_VENDOR, &m, &s);
+    return vendor > 0 ? xchg_model_agree_time(&m, &s) / vendor : INFINITY;
+}
+
+void xchg_select_estimate(const xchg_call *c, const long long *f, int one_node,
+                          xchg_select_guess *g)
+{
+    xchg_pattern_stats s;
+    xchg_pattern_stats_from(&s, f, c->size);
+    xchg_model_params m;
+    model_params(c, f, &m);
+    const int below = c->size < setting_auto_min_p(c);
+    ranking r;
+    rank_candidates(c, f, &m, &s, below && one_node, &r);
+    g->best = r.best;
+    g->best_t = r.best_t;
+    if (below && !one_node) { /* linear, as the set-up communicator would run */
+        g->best = XCHG_ALGO_LINEAR;
+        g->best_t = xchg_model_time(XCHG_ALGO_LINEAR, &m, &s);
+    }
+    g->vendor_t = xchg_model_time(XCHG_ALGO_VENDOR, &m, &s);
+    const xchg_algo_info *info = xchg_registry_find(g->best);
+    g->setup_t = xchg_model_setup_time(&m, &s, info && info->usable);
+    g->agree_t = xchg_model_agree_time(&m, &s);
+}
+
 /* After an agreement (call st->ncalls) chose `now` from fields f: when to
  * refresh next. A refresh that confirms the choice on statistics that
  * did not move doubles the interval, up to refresh_cap(); a new choice,

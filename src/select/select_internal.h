@@ -102,6 +102,9 @@ typedef struct xchg_model_params {
     double alltoall_bruck_bytes; /* padded slot bytes below which MPI_Alltoall is log P */
     double temp_limit;   /* bytes of temporary memory a call may use (XCHG_MAX_TEMP_BYTES) */
     double shm_bytes;    /* data bytes per rank per half of a node window (XCHG_SHM_BYTES) */
+    /* What setting a communicator up costs (xchg_model_setup_time) */
+    double setup_round;  /* s per log2 P round of its duplicate, node split and settings allreduce */
+    double setup_window; /* s to make a node-shared window */
 } xchg_model_params;
 
 void xchg_model_defaults(xchg_model_params *m);
@@ -110,6 +113,12 @@ void xchg_model_defaults(xchg_model_params *m);
  * rounds inside the node (what the simulated build does; flags in memory
  * cost less). 0 for a node of one. */
 double xchg_model_node_sync(const xchg_model_params *m, double L);
+/* What setting a communicator up costs before its first exchange by xchg
+ * (select/phase.c): the private duplicate, the node split and the settings
+ * allreduce (setup_round per log2 P round), the first agreement of the
+ * statistics, and a node window where window is set. */
+double xchg_model_setup_time(const xchg_model_params *m, const xchg_pattern_stats *s,
+                             int window);
 /* One agreement of the statistics (stats_agree.c's recursive doubling). */
 double xchg_model_agree_time(const xchg_model_params *m, const xchg_pattern_stats *s);
 /* An algorithm's modelled time: its registry entry's model function (one
@@ -145,5 +154,21 @@ void xchg_table_warn_differ(int rank0);
  * m's, if the table this rank reads has the key given (xchg_table_key:
  * agreed by the caller); else m unchanged. */
 void xchg_table_constants(double key, xchg_model_params *m);
+
+/* What a communicator's first calls (phase.c) ask of the choice:
+ * this rank's agreement fields for call c (xchg_select_fields), and from
+ * agreed fields f the model's estimate of MPI's own call, of the
+ * algorithm auto would run once set up (one_node: every rank shares one
+ * node) and of the set-up it needs (xchg_select_estimate). */
+typedef struct xchg_select_guess {
+    xchg_algo best;
+    double best_t, vendor_t, setup_t, agree_t; /* seconds */
+} xchg_select_guess;
+void xchg_select_fields(const xchg_call *c, long long *f);
+/* An agreement's modelled cost over MPI's call on an empty pattern (its
+ * loop over P peers), at P ranks: what the first check waits for. */
+double xchg_select_agree_share(int P);
+void xchg_select_estimate(const xchg_call *c, const long long *f, int one_node,
+                          xchg_select_guess *g);
 
 #endif

@@ -154,11 +154,23 @@ void bench_warn_oversubscribed(MPI_Comm comm)
     MPI_Allreduce(MPI_IN_PLACE, &most, 1, MPI_2INT, MPI_MAXLOC, comm);
     int fig[2] = {ranks, cores};
     MPI_Bcast(fig, 2, MPI_INT, most.rank, comm);
-    if (rank == 0 && most.excess > 0 && !warned && !yields()) {
+    int now = rank == 0 && most.excess > 0 && !warned && !yields();
+    if (now) {
         warned = 1;
+        /* stdout first: a line of it still buffered would otherwise reach
+         * the terminal after the warning, or be cut by it where both
+         * streams end up in one file (2>&1) */
+        fflush(stdout);
         warn(fig[0], fig[1]);
         fflush(stderr);
     }
+    /* The launcher forwards a rank's stdout and stderr through separate
+     * pipes; with ranks spinning it gets no core until the run ends and
+     * may then pass the table first (MPICH: 3 runs in 10). All ranks idle
+     * a moment, once, so that it passes the warning on before any table. */
+    MPI_Bcast(&now, 1, MPI_INT, 0, comm);
+    if (now)
+        usleep(50000);
 }
 #else
 void bench_warn_oversubscribed(MPI_Comm comm)

@@ -24,6 +24,7 @@
 #include "neighbor.h"
 #include "overlap.h"
 #include "oversubscribed.h"
+#include "setup.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -41,6 +42,8 @@ static const char usage[] =
     "       xchg-bench neighbor [options]   neighbour exchange (xchg-bench neighbor --help)\n"
     "       xchg-bench overlap [options]   nonblocking exchange beside computation\n"
     "                                      (xchg-bench overlap --help)\n"
+    "       xchg-bench setup [options]   a communicator's set-up costs, and a new\n"
+    "                                    communicator every K calls (xchg-bench setup --help)\n"
     "  --pattern LIST     uniform, random, sparse, zipf, hot, transpose, or a comma list\n"
     "                     (default random); file:PATH[:N] replays the N-th shape (default\n"
     "                     1, the most called) of a file XCHG_RECORD wrote, at one size:\n"
@@ -744,6 +747,8 @@ int main(int argc, char **argv)
         return finish(&comm, neighbor_main(argc - 1, argv + 1, comm));
     if (argc > 1 && strcmp(argv[1], "overlap") == 0) /* tools/bench/overlap.c */
         return finish(&comm, overlap_main(argc - 1, argv + 1, comm));
+    if (argc > 1 && strcmp(argv[1], "setup") == 0) /* tools/bench/setup.c */
+        return finish(&comm, setup_main(argc - 1, argv + 1, comm));
 
     static bench_run run;
     bench_run *r = &run;

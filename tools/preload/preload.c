@@ -84,7 +84,10 @@ preload_entry preload_entry_of(preload_entry self)
     return (preload_entry)tag;
 }
 
-int preload_route(MPI_Comm comm, preload_reason *reason)
+/* lazy: the call is xchg_alltoallv's auto, which passes a new
+ * communicator's calls to MPI and makes the duplicate only once it pays
+ * (staying with MPI's call where MPI refuses it), so nothing is made here. */
+static int route(MPI_Comm comm, preload_reason *reason, int lazy)
 {
     static int mode = -1; /* -1 unknown, 0 off, 1 on; a benign race: same value */
     if (mode < 0) {
@@ -105,11 +108,16 @@ int preload_route(MPI_Comm comm, preload_reason *reason)
      * on communicators): then this call is MPI's own, never an abort in a
      * call the application did not make. Agreed: every rank falls back.
      * Collective: every entry that routes is a collective call on comm. */
-    else if (xchg_comm_prepare(comm, &ready) == MPI_SUCCESS && !ready)
+    else if (!lazy && xchg_comm_prepare(comm, &ready) == MPI_SUCCESS && !ready)
         *reason = REASON_NO_COMM;
     else
         return 1;
     return 0;
+}
+
+int preload_route(MPI_Comm comm, preload_reason *reason)
+{
+    return route(comm, reason, 0);
 }
 
 /* What xchg did with the call just made on comm: the algorithm, or
@@ -137,7 +145,7 @@ static int alltoallv_routed(preload_entry entry, const void *sendbuf, const int 
                             MPI_Comm comm)
 {
     preload_reason why;
-    if (!preload_route(comm, &why)) {
+    if (!route(comm, &why, 1)) {
         preload_count_fell(entry, why);
         return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                               rdispls, recvtype, comm);
@@ -146,7 +154,11 @@ static int alltoallv_routed(preload_entry entry, const void *sendbuf, const int 
     int rc = xchg_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                             rdispls, recvtype, comm);
     int passed;
-    preload_count_served(entry, algo_run(comm, before, &passed));
+    xchg_algo ran = algo_run(comm, before, &passed);
+    if (passed) /* auto's first calls on comm: MPI's own (docs/setup.md) */
+        preload_count_fell(entry, REASON_BEFORE_SETUP);
+    else
+        preload_count_served(entry, ran);
     return rc;
 }
 

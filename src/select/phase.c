@@ -1,0 +1,407 @@
+/*
+ * phase.c - a communicator's first calls: MPI's own call until xchg's
+ * set-up is known to pay back.
+ *
+ * Setting a communicator up (its private duplicate, node split, settings
+ * allreduce, the first agreement of statistics, and for some algorithms a
+ * node-shared window) costs 150-440 us on real MPI against 6-9 us for a
+ * small MPI_Alltoallv (xchg-bench --setup), so a program that makes
+ * communicators and uses each a few times would run slower with xchg. So
+ * the blocking auto call passes a new communicator's calls to MPI's own
+ * MPI_Alltoallv (on the caller's communicator: no duplicate, no collective
+ * of xchg's own) and sets up only where the calls repay it, the rule of
+ * ski rental (rent until the rent paid equals the price, then buy; never
+ * more than twice the best choice in hindsight):
+ *
+ *   pass-through  calls 1 .. check-1: MPI's call, nothing else.
+ *   check         call `check` (first_check(): once these calls have cost
+ *                 about two agreements): this call's statistics are
+ *                 reduced over the ranks with a nonblocking MPI_Iallreduce
+ *                 on the caller's communicator, overlapped with MPI's call
+ *                 and completed before the call returns (nothing is left in
+ *                 flight between calls, so MPI_Comm_free and MPI_Finalize
+ *                 have nothing to wait for). The model (select.c) then
+ *                 estimates MPI's call, the algorithm auto would run and its
+ *                 set-up S; with a saving d per call, set-up happens at call
+ *                 max(check+1, ceil(S/d)). Without a saving, checks again at
+ *                 call 2 x check (so checks cost ever less per call).
+ *   set-up        that call, on every rank: xchg_comm_state_get makes the
+ *                 state (collective); the call and all later ones run the
+ *                 automatic choice (select.c) as on any set-up communicator.
+ *
+ * Every decision depends only on call counts and agreed values, so every
+ * rank switches at the same call. The node is guessed from
+ * MPI_Get_processor_name (agreed: the same name on every rank means one
+ * node); set-up's node split then knows. Collectives on the caller's
+ * communicator are allowed (every rank calls xchg in the same order);
+ * xchg's point-to-point traffic still goes only on its private duplicate,
+ * except in the simulated build, where the MPICH model stands in for MPI's
+ * call (SMPI's own is another algorithm) and runs on the caller's
+ * communicator.
+ *
+ * Not passed through (set up at the first call, as announced reuse or
+ * because they need agreement): a forced algorithm (argument or
+ * XCHG_ALLTOALLV_ALGO), XCHG_CHECK, XCHG_RECORD, XCHG_SETUP_AT=1, and the
+ * nonblocking, persistent, large-count, sparse and neighbour entries
+ * (which set up at once, as before). These settings are read on each rank
+ * here (nothing is agreed yet): they must be the same on every rank.
+ *
+ * An argument error found in a passed-through call is this rank's alone
+ * (it still takes part in MPI's call with empty blocks, so no rank waits
+ * for it); XCHG_CHECK=1 agrees every error (docs/errors.md).
+ */
+#include "select_internal.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The agreement: auto's fields (MAX and SUM, xchg_agree_combine), two of
+ * the node guess (MAX): the processor name's hash and its negation, and
+ * the slowest rank's mean time in MPI's calls so far (ns, MAX). */
+enum { PH_NODE_HI = XCHG_AF_COUNT, PH_NODE_NEG, PH_MPI_NS, PH_COUNT };
+
+/* MPI's calls timed before a check (the mean the check agrees). */
+enum { TIMED = 8 };
+
+static pthread_once_t op_once = PTHREAD_ONCE_INIT;
+static MPI_Op phase_op = MPI_OP_NULL;
+static MPI_Datatype phase_type = MPI_DATATYPE_NULL;
+
+static void phase_combine(void *in, void *inout, int *len, MPI_Datatype *type)
+{
+    (void)type;
+    const long long *a = in;
+    long long *b = inout;
+    for (int k = 0; k < *len; k++, a += PH_COUNT, b += PH_COUNT) {
+        xchg_agree_combine(b, a);
+        for (int i = XCHG_AF_COUNT; i < PH_COUNT; i++)
+            if (a[i] > b[i])
+                b[i] = a[i];
+    }
+}
+
+/* MPI_Finalize deletes MPI_COMM_SELF's attributes first: the op and type
+ * are freed there (MPICH reports handles left at finalize). */
+static int free_at_finalize(MPI_Comm comm, int keyval, void *value, void *extra)
+{
+    (void)comm; (void)keyval; (void)value; (void)extra;
+    if (phase_op != MPI_OP_NULL)
+        MPI_Op_free(&phase_op);
+    if (phase_type != MPI_DATATYPE_NULL)
+        MPI_Type_free(&phase_type);
+    return MPI_SUCCESS;
+}
+
+/* One element is the whole vector, so MPI never splits it between fields. */
+static void op_create(void)
+{
+    if (MPI_Type_contiguous(PH_COUNT, MPI_LONG_LONG, &phase_type) != MPI_SUCCESS ||
+        MPI_Type_commit(&phase_type) != MPI_SUCCESS) {
+        phase_type = MPI_DATATYPE_NULL;
+        return;
+    }
+    if (MPI_Op_create(phase_combine, 1, &phase_op) != MPI_SUCCESS)
+        phase_op = MPI_OP_NULL;
+    int kv = MPI_KEYVAL_INVALID;
+    if (MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, free_at_finalize, &kv, NULL) ==
+        MPI_SUCCESS)
+        MPI_Comm_set_attr(MPI_COMM_SELF, kv, NULL);
+}
+
+static long long name_hash(void)
+{
+    char name[MPI_MAX_PROCESSOR_NAME + 1] = "";
+    int len = 0;
+    if (MPI_Get_processor_name(name, &len) != MPI_SUCCESS)
+        len = 0;
+    unsigned long long h = 1469598103934665603ull;
+    for (int i = 0; i < len; i++) {
+        h ^= (unsigned char)name[i];
+        h *= 1099511628211ull;
+    }
+    return (long long)(h >> 2);
+}
+
+/* The call whose statistics are agreed first: once the calls before it
+ * have cost twenty agreements (MPI's call modelled on an empty pattern:
+ * its loop over P peers), so that the check costs at most about 5% of
+ * what the communicator has spent in MPI (a communicator used a few times
+ * never pays one); not before the 3rd (the measured time of MPI's call
+ * leaves out the first, which may pay MPI's own set-up), at most the 64th. */
+static unsigned long first_check(int P)
+{
+    double k = ceil(20.0 * xchg_select_agree_share(P));
+    if (!(k >= 3.0))
+        k = 3.0;
+    return k > 64.0 ? 64 : (unsigned long)k;
+}
+
+/* This call's fields, with the node guess (no node map yet: every other
+ * rank counts as off-node until the agreement says one node); a rank
+ * with an argument error (arg_rc) takes part with empty ones. */
+static void fields_of(const xchg_call *c, int arg_rc, long long *v)
+{
+    memset(v, 0, sizeof(long long) * PH_COUNT);
+    if (arg_rc == MPI_SUCCESS && c->sendbuf == MPI_IN_PLACE) {
+        xchg_call in = *c; /* what is sent is laid out as what is received */
+        in.sendcounts = c->recvcounts;
+        in.st = c->rt;
+        xchg_select_fields(&in, v);
+    } else if (arg_rc == MPI_SUCCESS) {
+        xchg_select_fields(c, v);
+    }
+    long long h = name_hash();
+    v[PH_NODE_HI] = h;
+    v[PH_NODE_NEG] = -h;
+    const xchg_phase_counts *ph = &c->cs->phase;
+    v[PH_MPI_NS] = ph->timed ? (long long)(1e9 * ph->mpi_seconds / (double)ph->timed) : 0;
+}
+
+/* MPI's own call: the library's MPI_Alltoallv (through PMPI, so that the
+ * preload does not take it back), or in the simulated build the MPICH
+ * model on the caller's communicator. */
+static int mpi_call(xchg_call *c, int *raised)
+{
+#ifdef XCHG_SMPI
+    if (c->sendbuf != MPI_IN_PLACE) {
+        *raised = 0;
+        c->temp_limit = xchg_temp_limit_of(c->cs);
+        return xchg_registry_find(XCHG_ALGO_MPICH_MODEL)->run(c);
+    }
+#endif
+    *raised = 1; /* MPI raised its own errors on the caller's communicator */
+    return PMPI_Alltoallv(c->sendbuf, c->sendcounts, c->sdispls, c->st.type, c->recvbuf,
+                          c->recvcounts, c->rdispls, c->rt.type, c->comm);
+}
+
+/* From agreed fields v at call n: when to set up, or when to look again. */
+static void decide(xchg_call *c, xchg_phase_counts *ph, long long *v, unsigned long n)
+{
+    const int P = c->size;
+    int one_node = P > 1 && v[PH_NODE_HI] == -v[PH_NODE_NEG];
+    if (c->cs->settings.ranks_per_node > 0)
+        one_node = c->cs->settings.ranks_per_node >= P;
+    v[XCHG_AF_MAX_NODE] = one_node ? P : 1;
+    if (one_node)
+        v[XCHG_AF_MAX_OFF_SEND] = v[XCHG_AF_MAX_OFF_RECV] = v[XCHG_AF_SUM_OFF] = 0;
+    xchg_select_guess g;
+    xchg_select_estimate(c, v, one_node, &g);
+    /* The model ranks; the agreed measured time of MPI's call scales it
+     * (the defaults model a simulated cluster, not this machine). */
+    const double mpi = v[PH_MPI_NS] > 0 ? 1e-9 * (double)v[PH_MPI_NS] : g.vendor_t;
+    const double best = g.vendor_t > 0 ? mpi * g.best_t / g.vendor_t : INFINITY;
+    const double d = mpi - best;
+    const int verbose = c->cs->settings.verbose && c->rank == 0;
+    if (!(d > 0.0) || !isfinite(d) || !isfinite(g.setup_t)) {
+        ph->check_at = 2 * n;
+        if (verbose)
+            fprintf(stderr, "xchg: auto keeps MPI's MPI_Alltoallv on P=%d (call %lu: MPI "
+                    "%.2f us a call, %s %.2f us by the model); looks again at call %lu\n", P,
+                    n, mpi * 1e6, xchg_algo_name(g.best), best * 1e6, ph->check_at);
+        return;
+    }
+    double repaid = ceil(g.setup_t / d);
+    ph->setup_at = repaid > (double)(n + 1) ? (repaid > 1e9 ? 1000000000ul : (unsigned long)repaid)
+                                            : n + 1;
+    ph->check_at = 0;
+    if (verbose)
+        fprintf(stderr, "xchg: auto passes calls on P=%d to MPI's MPI_Alltoallv until call "
+                "%lu, then sets up (call %lu: MPI %.2f us a call, %s %.2f us by the model, "
+                "set-up %.1f us)\n", P, ph->setup_at, n, mpi * 1e6, xchg_algo_name(g.best),
+                best * 1e6, g.setup_t * 1e6);
+}
+
+/* The checks of xchg_alltoallv (alltoallv.c's), without agreement, and
+ * where info is set the types' sizes (the check's fields, the simulated
+ * build's MPICH model; MPI's own call needs none: three MPI calls a type
+ * saved on every other call). Where they fail, *c takes empty blocks so
+ * that this rank still takes part. */
+static int check_args(xchg_call *c, MPI_Datatype sendtype, MPI_Datatype recvtype, int info,
+                      int **zeros)
+{
+    int rc = xchg_check_alltoallv_arrays(c->sendbuf, c->sendcounts, c->sdispls, sendtype,
+                                         c->recvbuf, c->recvcounts, c->rdispls, recvtype,
+                                         c->size);
+    c->rt.type = recvtype;
+    c->st.type = sendtype;
+    if (rc == MPI_SUCCESS && info)
+        rc = xchg_typeinfo_get(recvtype, &c->rt);
+    if (rc == MPI_SUCCESS && info && c->sendbuf != MPI_IN_PLACE)
+        rc = xchg_typeinfo_get(sendtype, &c->st);
+    if (rc == MPI_SUCCESS)
+        return rc;
+    static const char dummy[1];
+    *zeros = calloc((size_t)c->size, sizeof(int));
+    if (!*zeros)
+        return rc; /* nothing to take part with: MPI's own behaviour */
+    c->sendbuf = dummy;
+    c->recvbuf = (void *)dummy;
+    c->sendcounts = c->sdispls = c->recvcounts = c->rdispls = *zeros;
+    xchg_typeinfo_get(MPI_BYTE, &c->rt);
+    c->st = c->rt;
+    return rc;
+}
+
+/* Set-up at call n: the state, collectively. A refusal of the duplicate
+ * (agreed: every rank gets it at the same call) keeps MPI's call: auto
+ * never fails for want of a communicator (the preload relies on it). */
+static int set_up(MPI_Comm comm, const xchg_algo_names *names, xchg_comm_state *cs,
+                  int *done)
+{
+    int refused = 0;
+    xchg_comm_state *st = NULL;
+    int rc = xchg_comm_state_get(comm, names, &st, &refused);
+    *done = rc == MPI_SUCCESS;
+    if (rc == MPI_SUCCESS || !refused)
+        return rc;
+    cs->bare = 0; /* from now on the refusal's schedule decides when to ask */
+    cs->phase.setup_at = 0;
+    cs->phase.check_at = 0;
+    return MPI_SUCCESS;
+}
+
+/* Every setting, read on this rank for the check's model (a new state
+ * read only what its first call needs); what decides whether a call sets
+ * up stays as the first call read it, so that a variable changed since
+ * cannot make this rank set up alone. */
+static void read_settings(const xchg_algo_names *names, xchg_comm_state *cs)
+{
+    const xchg_settings was = cs->settings;
+    xchg_settings_read_local(names, &cs->settings, 1);
+    xchg_settings *s = &cs->settings;
+    s->alltoallv_algo = was.alltoallv_algo;
+    s->check = was.check;
+    s->record = was.record;
+    s->setup_at = was.setup_at;
+}
+
+/* Starts the check's agreement of v (this call's fields) on the caller's
+ * communicator: nonblocking where MPI's is log P, so that it overlaps
+ * MPI's call; *req completes it (MPI_REQUEST_NULL: done already). */
+static int check_start(const xchg_call *c, int arg_rc, long long *v, MPI_Request *req)
+{
+    pthread_once(&op_once, op_create);
+    fields_of(c, arg_rc, v);
+    *req = MPI_REQUEST_NULL;
+    if (phase_op == MPI_OP_NULL)
+        return MPI_ERR_OP;
+#ifdef XCHG_SMPI
+    /* SMPI's MPI_Iallreduce is linear (2(P-1) messages a rank); its
+     * blocking one follows MPICH's log P schedules */
+    return MPI_Allreduce(MPI_IN_PLACE, v, 1, phase_type, phase_op, c->comm);
+#else
+    return MPI_Iallreduce(MPI_IN_PLACE, v, 1, phase_type, phase_op, c->comm, req);
+#endif
+}
+
+/* What xchg_get_stats says of a passed-through call. */
+static void count_passed(xchg_comm_state *cs, const xchg_call *c)
+{
+    (void)c;
+    cs->calls++;
+    cs->last.algo = XCHG_ALGO_VENDOR;
+#ifdef XCHG_SMPI
+    if (c->sendbuf != MPI_IN_PLACE)
+        cs->last.algo = XCHG_ALGO_MPICH_MODEL;
+#endif
+    cs->last.sparse_algo = XCHG_SPARSE_INVALID;
+    cs->last.temp_bytes = 0;
+    cs->last.calls = cs->calls;
+    cs->last.passed_to_mpi = 1;
+}
+
+/* Call n, passed to MPI: the check where n is its call (every rank takes
+ * part, one with an argument error too), MPI's call, timed, the decision,
+ * and a set-up that pays at once made at its end, so that the next call
+ * runs the choice. */
+static int pass_through(const xchg_algo_names *names, xchg_call *c, MPI_Datatype sendtype,
+                        MPI_Datatype recvtype, unsigned long n, int *raised)
+{
+    xchg_phase_counts *ph = &c->cs->phase;
+    int *zeros = NULL;
+    const int checking = n == ph->check_at;
+#ifdef XCHG_SMPI
+    const int info = 1;
+#else
+    const int info = checking;
+#endif
+    int arg_rc = check_args(c, sendtype, recvtype, info, &zeros);
+    if (checking) {
+        read_settings(names, c->cs);
+        c->temp_limit = xchg_temp_limit_of(c->cs); /* the model's (padding) */
+    }
+    long long v[PH_COUNT];
+    MPI_Request req = MPI_REQUEST_NULL;
+    int arc = checking ? check_start(c, zeros ? MPI_SUCCESS : arg_rc, v, &req) : MPI_SUCCESS;
+    /* timed: up to TIMED calls before a check, not a communicator's first
+     * (it may pay MPI's own lazy set-up); the others pay no clock */
+    const int timing = n > 1 && ph->check_at > n && ph->check_at - n <= TIMED;
+    double t0 = timing ? MPI_Wtime() : 0.0;
+    int rc = mpi_call(c, raised);
+    if (timing) {
+        ph->mpi_seconds += MPI_Wtime() - t0;
+        ph->timed++;
+    }
+    if (checking && arc == MPI_SUCCESS && req != MPI_REQUEST_NULL)
+        arc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+    if (checking) { /* the next check measures afresh */
+        ph->mpi_seconds = 0.0;
+        ph->timed = 0;
+    }
+    if (checking && arc == MPI_SUCCESS)
+        decide(c, ph, v, n);
+    else if (checking)
+        ph->check_at = 2 * n; /* no agreement: as if no saving */
+    if (checking && ph->setup_at == n + 1) {
+        int done = 0; /* failed: the next call tries again, and says so */
+        (void)set_up(c->comm, names, c->cs, &done);
+    }
+    free(zeros);
+    if (arg_rc != MPI_SUCCESS) {
+        *raised = 0;
+        rc = arg_rc;
+    }
+    count_passed(c->cs, c);
+    return rc;
+}
+
+int xchg_phase_alltoallv(MPI_Comm comm, const xchg_algo_names *names, const void *sendbuf,
+                         const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                         void *recvbuf, const int recvcounts[], const int rdispls[],
+                         MPI_Datatype recvtype, int *passed, int *raised)
+{
+    *passed = 0;
+    *raised = 0;
+    xchg_comm_state *cs = NULL;
+    if (xchg_comm_state_bare(comm, names, &cs) != MPI_SUCCESS || !cs ||
+        cs->pcomm != MPI_COMM_NULL)
+        return MPI_SUCCESS; /* set up (or no memory: the usual path says so) */
+    /* Not set up: new (bare), or MPI refused the duplicate before. */
+    const xchg_settings *set = &cs->settings;
+    const int at_once = set->alltoallv_algo != XCHG_ALGO_AUTO || set->check || set->record ||
+                        set->setup_at == 1 || !cs->bare;
+    xchg_phase_counts *ph = &cs->phase;
+    const unsigned long n = ++ph->calls;
+    xchg_call c = {.sendbuf = sendbuf, .sendcounts = sendcounts, .sdispls = sdispls,
+                   .recvbuf = recvbuf, .recvcounts = recvcounts, .rdispls = rdispls,
+                   .comm = comm, .cs = cs, .rank = cs->rank, .size = cs->size};
+    if (n == 1 && !at_once) {
+        ph->setup_at = set->setup_at > 1 ? (unsigned long)set->setup_at : 0;
+        ph->check_at = ph->setup_at ? 0 : first_check(cs->size);
+    }
+    if (at_once || (ph->setup_at && n >= ph->setup_at)) {
+        int done = 0;
+        int rc = set_up(comm, names, cs, &done);
+        if (done || rc != MPI_SUCCESS) {
+            ph->calls--; /* this call is the set-up communicator's first */
+            return rc;   /* done: the usual path runs it; else its error */
+        }
+        /* refused (agreed): this call is MPI's own; a later one asks again
+         * (core's schedule after a refusal: 1, 2, 4, ... 64 calls) */
+    }
+    *passed = 1;
+    return pass_through(names, &c, sendtype, recvtype, n, raised);
+}

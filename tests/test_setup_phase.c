@@ -1,0 +1,215 @@
+/*
+ * test_setup_phase.c - a communicator's first calls (src/select/phase.c).
+ *
+ * xchg_alltoallv passes a new communicator's calls to MPI's own
+ * MPI_Alltoallv until set-up pays back, then sets up at a call every rank
+ * agrees on. Checks, against MPI_Alltoallv on the same inputs (every
+ * pattern, layout and pair of datatypes of a2av_cases, in place too):
+ *   - short-lived communicators (made, used K = 1..8 times, freed; some
+ *     split in two): every result right, every call's algorithm and
+ *     whether MPI ran it the same on every rank, the first three calls
+ *     MPI's own (XCHG_SETUP_AT unset: a communicator used 3 times pays no
+ *     set-up);
+ *   - a long-lived communicator (300 calls): right results, every rank
+ *     switches at the same call and never back; with XCHG_SETUP_AT=N set,
+ *     exactly at call N;
+ *   - blocking, nonblocking and persistent calls mixed during the first
+ *     calls: right results (a nonblocking or persistent call sets the
+ *     communicator up; blocking calls after it are xchg's);
+ *   - an argument error on every rank at call e (1..8) of a communicator:
+ *     each rank gets it, none hangs, the other calls are right.
+ * Run under the sanitizer (scripts/test), freed communicators leak nothing.
+ */
+#include "xchg.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "a2av_cases.h"
+#include "check.h"
+
+static int rank, P, npass, nfail;
+
+static int run_xchg(void *ctx, const void *sb, const int sc[], const int sd[], MPI_Datatype st,
+                    void *rb, const int rc[], const int rd[], MPI_Datatype rt, MPI_Comm comm)
+{
+    (void)ctx;
+    return xchg_alltoallv(sb, sc, sd, st, rb, rc, rd, rt, comm);
+}
+
+/* One call of case number i on comm, checked; *passed: MPI ran it. */
+static int one_call(MPI_Comm comm, int i, int *passed, int *algo, char *why, size_t len)
+{
+    int crank, cP;
+    MPI_Comm_rank(comm, &crank);
+    MPI_Comm_size(comm, &cP);
+    int np = 0, nl = 0, nt = 0;
+    while (a2av_patterns[np])
+        np++;
+    while (a2av_layouts[nl])
+        nl++;
+    while (a2av_types[nt])
+        nt++;
+    a2av_case c;
+    int in_place = i % 5 == 2;
+    if (a2av_case_build(&c, comm, a2av_patterns[i % np], a2av_layouts[(i / np) % nl],
+                        in_place ? "int" : a2av_types[i % nt], in_place, 1000u + (unsigned)i) != 0) {
+        snprintf(why, len, "case %d could not be built", i);
+        return 0;
+    }
+    int ok = a2av_case_check(&c, comm, run_xchg, NULL, why, len);
+    xchg_stats s;
+    xchg_get_stats(comm, &s);
+    *passed = s.passed_to_mpi;
+    *algo = (int)s.algo;
+    a2av_case_free(&c);
+    return ok;
+}
+
+static long setup_at_env(void)
+{
+    const char *e = getenv("XCHG_SETUP_AT");
+    return e && *e ? atol(e) : 0;
+}
+
+static void test_short_lived(void)
+{
+    static const int Ks[] = {1, 2, 3, 4, 5, 8};
+    const long at = setup_at_env();
+    for (size_t k = 0; k < sizeof Ks / sizeof Ks[0]; k++) {
+        for (int rep = 0; rep < 3; rep++) {
+            MPI_Comm comm;
+            int color = rep == 2 && P > 2 ? rank % 2 : 0;
+            MPI_Comm_split(MPI_COMM_WORLD, color, P - rank, &comm);
+            int ok = 1, consistent = 1, mpi_first = 1;
+            char why[512] = "", what[700];
+            for (int call = 1; call <= Ks[k]; call++) {
+                int passed, algo;
+                if (!one_call(comm, (int)k * 7 + rep * 3 + call, &passed, &algo, why, sizeof why))
+                    ok = 0;
+                consistent &= check_same_everywhere(passed, comm) & check_same_everywhere(algo, comm);
+                if (call <= 3 && (at == 0 || call < at))
+                    mpi_first &= passed && algo == XCHG_ALGO_VENDOR;
+            }
+            MPI_Comm_free(&comm);
+            snprintf(what, sizeof what, "K=%d rep %d: results (%s)", Ks[k], rep, why);
+            CHECK_ALL(ok, "%s", what);
+            snprintf(what, sizeof what, "K=%d rep %d: every rank ran the same", Ks[k], rep);
+            CHECK_ALL(consistent, "%s", what);
+            snprintf(what, sizeof what, "K=%d rep %d: the first calls are MPI's own", Ks[k], rep);
+            CHECK_ALL(mpi_first, "%s", what);
+        }
+    }
+}
+
+static void test_long_lived(void)
+{
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    const long at = setup_at_env();
+    int ok = 1, consistent = 1, back = 0, switched = 0;
+    char why[512] = "", what[700];
+    for (int call = 1; call <= 300; call++) {
+        int passed, algo;
+        if (!one_call(comm, call * 3, &passed, &algo, why, sizeof why))
+            ok = 0;
+        consistent &= check_same_everywhere(passed, comm) & check_same_everywhere(algo, comm);
+        if (!passed && !switched)
+            switched = call;
+        if (passed && switched)
+            back = 1;
+    }
+    MPI_Comm_free(&comm);
+    snprintf(what, sizeof what, "300 calls: results (%s)", why);
+    CHECK_ALL(ok, "%s", what);
+    CHECK_ALL(consistent, "300 calls: every rank ran the same");
+    CHECK_ALL(!back, "300 calls: never back to MPI's call once set up");
+    if (rank == 0)
+        printf("300 calls: set up at call %d (0: never)\n", switched);
+    if (at > 0) {
+        snprintf(what, sizeof what, "XCHG_SETUP_AT=%ld: set up at call %d", at, switched);
+        CHECK_ALL(switched == at, "%s", what);
+    }
+}
+
+static void test_mixed(void)
+{
+    MPI_Comm comm;
+    MPI_Comm_split(MPI_COMM_WORLD, 0, rank, &comm);
+    int *sc = calloc((size_t)P, sizeof(int));
+    for (int j = 0; j < P; j++)
+        sc[j] = (rank * 5 + j * 3) % 7;
+    a2av_bytes x;
+    a2av_bytes_make(&x, sc, comm);
+    int ok = 1, ran, first_passed = 0, after_passed = 1;
+    static const int how[] = {A2AV_BLOCKING, A2AV_BLOCKING, A2AV_NONBLOCKING, A2AV_BLOCKING,
+                              A2AV_PERSISTENT, A2AV_BLOCKING, A2AV_NONBLOCKING, A2AV_BLOCKING};
+    for (size_t i = 0; i < sizeof how / sizeof how[0]; i++) {
+        ok &= a2av_bytes_run(&x, how[i], 3, comm, &ran) == MPI_SUCCESS && a2av_bytes_same(&x);
+        xchg_stats s;
+        xchg_get_stats(comm, &s);
+        if (i == 0)
+            first_passed = s.passed_to_mpi && s.algo == XCHG_ALGO_VENDOR;
+        if (i == 3 && how[i] == A2AV_BLOCKING)
+            after_passed = s.passed_to_mpi; /* set up by the nonblocking call */
+    }
+    a2av_bytes_free(&x);
+    MPI_Comm_free(&comm);
+    CHECK_ALL(ok, "mixed blocking, nonblocking, persistent: results");
+    if (setup_at_env() == 0) {
+        CHECK_ALL(first_passed, "mixed: the first call is MPI's");
+        CHECK_ALL(!after_passed, "mixed: a blocking call after a nonblocking one is xchg's");
+    }
+}
+
+/* Every rank passes a negative count at call e of 8 (a passed-through
+ * call cannot agree one rank's error: MPI's own call runs; where every
+ * rank has it, each takes part with empty blocks and none waits). */
+static void test_arg_error(void)
+{
+    for (int e = 1; e <= 8; e++) {
+        MPI_Comm comm;
+        MPI_Comm_split(MPI_COMM_WORLD, 0, rank, &comm);
+        MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+        int *sc = calloc((size_t)P, sizeof(int));
+        for (int j = 0; j < P; j++)
+            sc[j] = 1 + (rank + j) % 3;
+        a2av_bytes x;
+        a2av_bytes_make(&x, sc, comm);
+        int ok = 1, got_err = 0;
+        for (int call = 1; call <= 8; call++) {
+            if (call == e) {
+                int saved = x.sc[0];
+                x.sc[0] = -1;
+                int rc = xchg_alltoallv(x.sb, x.sc, x.sd, MPI_BYTE, x.out, x.rc, x.rd,
+                                        MPI_BYTE, comm);
+                x.sc[0] = saved;
+                got_err = a2av_err_class(rc) == MPI_ERR_COUNT &&
+                          strstr(a2av_err_msg(rc), "sendcounts[0]") != NULL;
+                continue;
+            }
+            int ran;
+            ok &= a2av_bytes_run(&x, A2AV_BLOCKING, 1, comm, &ran) == MPI_SUCCESS &&
+                  a2av_bytes_same(&x);
+        }
+        a2av_bytes_free(&x);
+        MPI_Comm_free(&comm);
+        CHECK_ALL(ok, "argument error at call %d: the other calls right", e);
+        CHECK_ALL(got_err, "argument error at call %d: MPI_ERR_COUNT naming sendcounts[0]", e);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &P);
+    test_short_lived();
+    test_long_lived();
+    test_mixed();
+    test_arg_error();
+    if (rank == 0)
+        printf("%d passed, %d failed\n", npass, nfail);
+    MPI_Finalize();
+    return nfail ? 1 : 0;
+}
