@@ -122,7 +122,8 @@ int xchg_alltoallv_shm(xchg_call *c)
     /* inside a coroutine only a window ready to use (the nonblocking and
      * persistent starts make it first: registry's prepare) */
     if (!xchg_coro_inside() || xchg_shm_ready(c->cs)) {
-        int rc = xchg_shm_window_of(c->cs, &w);
+        /* a first window as large as this call needs, where agreed */
+        int rc = xchg_shm_window_of(c->cs, c->agreed ? (size_t)c->agreed->max_send : 0, &w);
         if (rc != MPI_SUCCESS)
             return rc;
     }
@@ -147,7 +148,7 @@ int xchg_alltoallv_shm(xchg_call *c)
 int xchg_shm_prepare(xchg_comm_state *cs)
 {
     xchg_shm_window *w;
-    return xchg_shm_window_of(cs, &w);
+    return xchg_shm_window_of(cs, 0, &w);
 }
 
 int xchg_shm_ready(const xchg_comm_state *cs)

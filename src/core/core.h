@@ -84,6 +84,7 @@ static inline void xchg_charge_pieces(const int *len, int n)
 typedef struct xchg_call_agreed {
     uint64_t max_block;  /* the largest block any rank sends (bytes) */
     uint64_t min_budget; /* the smallest temporary-memory budget left on any rank */
+    uint64_t max_send;   /* the most bytes any rank sends (its own block included) */
 } xchg_call_agreed;
 
 typedef struct xchg_call {

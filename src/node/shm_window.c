@@ -246,20 +246,24 @@ static xchg_shm_window *state_cache(xchg_comm_state *cs, int slot, xchg_shm_wind
     return cs->ext[slot];
 }
 
-/* The one-node window's first half: XCHG_SHM_BYTES where set, else 16
- * KiB. A window's cost grows with its size (MPICH here: 131 us for 4 KiB,
- * 403 us for 1 MiB, 2.2 ms for 8 MiB: xchg-bench setup --window-bytes),
- * and it is paid at set-up, before any saving; a call that needs more
- * runs linear once and the window grows to its need. */
+/* The one-node window's first half: XCHG_SHM_BYTES where set; else the
+ * first call's need where known (first: its agreed largest send), within
+ * [16 KiB, XCHG_SHM_BYTES' default]. A window's cost grows with its size
+ * (MPICH here: 131 us for 4 KiB, 403 us for 1 MiB, 2.2 ms for 8 MiB:
+ * xchg-bench setup --window-bytes), and it is paid at set-up, before any
+ * saving; a call that needs more runs linear once and the window grows. */
 enum { SHM_FIRST_HALF = 16384 };
 
-static size_t shm_first_half(const xchg_comm_state *cs)
+static size_t shm_first_half(const xchg_comm_state *cs, size_t first)
 {
     size_t set = (size_t)cs->settings.shm_bytes;
-    return cs->settings.shm_bytes_set || set < SHM_FIRST_HALF ? set : SHM_FIRST_HALF;
+    if (cs->settings.shm_bytes_set || set < SHM_FIRST_HALF)
+        return set;
+    first = (first + 4095) & ~(size_t)4095;
+    return first < SHM_FIRST_HALF ? SHM_FIRST_HALF : first > set ? set : first;
 }
 
-int xchg_shm_window_of(xchg_comm_state *cs, xchg_shm_window **out)
+int xchg_shm_window_of(xchg_comm_state *cs, size_t first, xchg_shm_window **out)
 {
     xchg_shm_window *w = cs->ext[XCHG_EXT_SHM];
     *out = NULL;
@@ -268,7 +272,7 @@ int xchg_shm_window_of(xchg_comm_state *cs, xchg_shm_window **out)
         xchg_shm_window *use = state_new(&spare, (size_t)cs->size);
         use->P = cs->size;
         if (shm_possible(cs) && node_make(cs, use, use == &spare))
-            use->usable = window_make(use, shm_first_half(cs), cs->settings.max_temp_bytes);
+            use->usable = window_make(use, shm_first_half(cs, first), cs->settings.max_temp_bytes);
         w = state_cache(cs, XCHG_EXT_SHM, use, &spare);
     }
     if (w->usable && w->grow_to > w->half && !fits(w, w->grow_to, cs)) {

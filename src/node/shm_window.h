@@ -59,8 +59,10 @@ typedef struct xchg_shm_window {
  * over cs->pcomm: call it where every rank is, outside a coroutine, or
  * where xchg_shm_window_ready holds). *out is NULL when it cannot be used
  * (agreed on every rank); a failure to make or grow it makes it unusable
- * for good, never an error. */
-int xchg_shm_window_of(xchg_comm_state *cs, xchg_shm_window **out);
+ * for good, never an error. first: where it is made, the bytes every rank
+ * agreed the calling exchange needs at most (0: not known), which sizes
+ * it unless XCHG_SHM_BYTES is set. */
+int xchg_shm_window_of(xchg_comm_state *cs, size_t first, xchg_shm_window **out);
 /* Whether xchg_shm_window_of needs no communication now. */
 int xchg_shm_window_ready(const xchg_comm_state *cs);
 /* Whether a window may be used on cs, the same on every rank: once it was

@@ -695,11 +695,12 @@ static int select_blocking(xchg_call *c, select_state *st, int below, xchg_algo 
     st->choice = *chosen;
     st->have = 1;
     *chosen = runnable(c, st);
-    if (is_padded(*chosen)) { /* it needs no agreement of its own */
-        st->agreed.max_block = (uint64_t)f[XCHG_AF_MAX_BLOCK];
-        st->agreed.min_budget = (uint64_t)-f[XCHG_AF_NEG_BUDGET];
-        c->agreed = &st->agreed;
-    }
+    /* what the call's algorithm may take as agreed: a padded one needs no
+     * agreement of its own, shm sizes its first window by it */
+    st->agreed.max_block = (uint64_t)f[XCHG_AF_MAX_BLOCK];
+    st->agreed.min_budget = (uint64_t)-f[XCHG_AF_NEG_BUDGET];
+    st->agreed.max_send = (uint64_t)f[XCHG_AF_MAX_SEND];
+    c->agreed = &st->agreed;
     return MPI_SUCCESS;
 }
 

@@ -701,14 +701,20 @@ static int run_size_on(const bench_run *r, bench_pattern_kind pat, int64_t size,
  * schedule (docs/user-guide.md, "The automatic choice and tuning") start
  * afresh at every (pattern, size), as in a separate run, instead of
  * carrying the previous size's choice into this one's iterations. The
- * first call there (a warm-up one unless --warmup 0) agrees blocking; the
- * timed ones show the steady state, refreshes included. */
+ * communicator is set up before (xchg_comm_prepare), so auto's column is
+ * a set-up communicator's, as every other column is: without it auto's
+ * first calls would be MPI's own (docs/setup.md; `xchg-bench setup`
+ * measures those). Its first call (a warm-up one unless --warmup 0)
+ * agrees blocking; the timed ones show the steady state, refreshes
+ * included. */
 static int run_size(const bench_run *r, bench_pattern_kind pat, int64_t size, bench_result *row,
                     bufs *b, MPI_Comm world)
 {
     MPI_Comm comm;
     MPI_Comm_dup(world, &comm);
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    int ready = 0;
+    xchg_comm_prepare(comm, &ready);
     int failed = run_size_on(r, pat, size, row, b, comm);
     MPI_Comm_free(&comm);
     return failed;
@@ -750,6 +756,10 @@ int main(int argc, char **argv)
     if (argc > 1 && strcmp(argv[1], "setup") == 0) /* tools/bench/setup.c */
         return finish(&comm, setup_main(argc - 1, argv + 1, comm));
 
+    /* set up now: --check verifies auto's own result, not MPI's own call,
+     * which auto's first calls on a new communicator are (docs/setup.md) */
+    int ready = 0;
+    xchg_comm_prepare(comm, &ready);
     static bench_run run;
     bench_run *r = &run;
     MPI_Comm_size(comm, &r->P);
