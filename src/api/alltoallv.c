@@ -199,17 +199,18 @@ int xchg_alltoallv_run(xchg_algo algo, int from_env, int pre_err, const void *se
         return xchg_raise(comm, rc);
     /* A new communicator's first auto calls are MPI's own until set-up
      * pays back (select/phase.c). */
+    xchg_comm_state *cs = NULL;
     if (algo == XCHG_ALGO_AUTO && from_env && pre_err == MPI_SUCCESS) {
         int passed = 0, raised = 0;
         rc = xchg_phase_alltoallv(comm, xchg_api_names(), sendbuf, sendcounts, sdispls, sendtype,
-                                  recvbuf, recvcounts, rdispls, recvtype, &passed, &raised);
+                                  recvbuf, recvcounts, rdispls, recvtype, &passed, &raised,
+                                  &cs);
         if (passed || rc != MPI_SUCCESS)
             return raised ? rc : xchg_raise(comm, rc);
     }
     /* The state first (collective on first use), so that a rank with bad
      * arguments still takes part in everything collective. */
-    xchg_comm_state *cs;
-    if ((rc = xchg_api_state(comm, &cs)) != MPI_SUCCESS)
+    if (!cs && (rc = xchg_api_state(comm, &cs)) != MPI_SUCCESS)
         return xchg_raise(comm, rc);
 
     xchg_nb_drain(cs); /* nonblocking exchanges started before this call */

@@ -350,6 +350,14 @@ static int private_dup(MPI_Comm comm, int rank, int size, const xchg_algo_names 
                            "one (the preload library does)", why, COMM_LIMIT);
 }
 
+/* What xchg_get_stats says before a call has run: no algorithm. */
+static void no_call_yet(xchg_comm_state *st)
+{
+    st->last.algo = XCHG_ALGO_INVALID;
+    st->last.sparse_algo = XCHG_SPARSE_INVALID;
+    st->last.neighbor_algo = XCHG_NEIGHBOR_INVALID;
+}
+
 /* The most calls a refused communicator waits before xchg asks MPI again. */
 #define REFUSED_WAIT_MAX 64
 
@@ -404,9 +412,7 @@ static int state_get(MPI_Comm comm, const xchg_algo_names *names, xchg_comm_stat
             return rc;
         st->pcomm = MPI_COMM_NULL;
         st->refs = 1; /* the attribute's */
-        st->last.algo = XCHG_ALGO_INVALID;
-        st->last.sparse_algo = XCHG_SPARSE_INVALID;
-        st->last.neighbor_algo = XCHG_NEIGHBOR_INVALID;
+        no_call_yet(st);
         if (MPI_Comm_set_attr(comm, state_keyval, st) != MPI_SUCCESS)
             free(st);
         return rc;
@@ -425,9 +431,7 @@ static int state_get(MPI_Comm comm, const xchg_algo_names *names, xchg_comm_stat
     st->rank = rank;
     st->size = size;
     st->refs = 1; /* the attribute's (a state kept from a refusal has it already) */
-    st->last.algo = XCHG_ALGO_INVALID;
-    st->last.sparse_algo = XCHG_SPARSE_INVALID;
-    st->last.neighbor_algo = XCHG_NEIGHBOR_INVALID;
+    no_call_yet(st);
     /* Settings: read once (private_dup) and agreed, so all ranks run one
      * protocol. */
     st->settings = agreed;
@@ -467,9 +471,7 @@ int xchg_comm_state_bare(MPI_Comm comm, const xchg_algo_names *names,
     MPI_Comm_rank(comm, &st->rank);
     MPI_Comm_size(comm, &st->size);
     st->node_size = 1;
-    st->last.algo = XCHG_ALGO_INVALID;
-    st->last.sparse_algo = XCHG_SPARSE_INVALID;
-    st->last.neighbor_algo = XCHG_NEIGHBOR_INVALID;
+    no_call_yet(st);
     xchg_settings_read_local(names, &st->settings, 0);
     rc = MPI_Comm_set_attr(comm, state_keyval, st);
     if (rc != MPI_SUCCESS) {

@@ -5,7 +5,7 @@
  * Setting a communicator up (its private duplicate, node split, settings
  * allreduce, the first agreement of statistics, and for some algorithms a
  * node-shared window) costs 150-440 us on real MPI against 6-9 us for a
- * small MPI_Alltoallv (xchg-bench --setup), so a program that makes
+ * small MPI_Alltoallv (xchg-bench setup), so a program that makes
  * communicators and uses each a few times would run slower with xchg. So
  * the blocking auto call passes a new communicator's calls to MPI's own
  * MPI_Alltoallv (on the caller's communicator: no duplicate, no collective
@@ -15,7 +15,7 @@
  *
  *   pass-through  calls 1 .. check-1: MPI's call, nothing else.
  *   check         call `check` (first_check(): once these calls have cost
- *                 about two agreements): this call's statistics are
+ *                 about twenty agreements): this call's statistics are
  *                 reduced over the ranks with a nonblocking MPI_Iallreduce
  *                 on the caller's communicator, overlapped with MPI's call
  *                 and completed before the call returns (nothing is left in
@@ -46,9 +46,11 @@
  * (which set up at once, as before). These settings are read on each rank
  * here (nothing is agreed yet): they must be the same on every rank.
  *
- * An argument error found in a passed-through call is this rank's alone
- * (it still takes part in MPI's call with empty blocks, so no rank waits
- * for it); XCHG_CHECK=1 agrees every error (docs/errors.md).
+ * An argument error found in a passed-through call is this rank's alone,
+ * as in MPI's own call: it still takes part with empty blocks, so where
+ * every rank has it none waits, but where one rank alone has it the
+ * others may wait for its blocks; XCHG_CHECK=1 agrees every error
+ * (docs/errors.md).
  */
 #include "select_internal.h"
 
@@ -371,14 +373,19 @@ static int pass_through(const xchg_algo_names *names, xchg_call *c, MPI_Datatype
 int xchg_phase_alltoallv(MPI_Comm comm, const xchg_algo_names *names, const void *sendbuf,
                          const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                          void *recvbuf, const int recvcounts[], const int rdispls[],
-                         MPI_Datatype recvtype, int *passed, int *raised)
+                         MPI_Datatype recvtype, int *passed, int *raised,
+                         xchg_comm_state **ready)
 {
     *passed = 0;
     *raised = 0;
+    *ready = NULL;
     xchg_comm_state *cs = NULL;
-    if (xchg_comm_state_bare(comm, names, &cs) != MPI_SUCCESS || !cs ||
-        cs->pcomm != MPI_COMM_NULL)
-        return MPI_SUCCESS; /* set up (or no memory: the usual path says so) */
+    if (xchg_comm_state_bare(comm, names, &cs) != MPI_SUCCESS || !cs)
+        return MPI_SUCCESS; /* no memory: the usual path says so */
+    if (cs->pcomm != MPI_COMM_NULL) {
+        *ready = cs;
+        return MPI_SUCCESS;
+    }
     /* Not set up: new (bare), or MPI refused the duplicate before. */
     const xchg_settings *set = &cs->settings;
     const int at_once = set->alltoallv_algo != XCHG_ALGO_AUTO || set->check || set->record ||
@@ -397,7 +404,8 @@ int xchg_phase_alltoallv(MPI_Comm comm, const xchg_algo_names *names, const void
         int rc = set_up(comm, names, cs, &done);
         if (done || rc != MPI_SUCCESS) {
             ph->calls--; /* this call is the set-up communicator's first */
-            return rc;   /* done: the usual path runs it; else its error */
+            *ready = done ? cs : NULL;
+            return rc; /* done: the usual path runs it; else its error */
         }
         /* refused (agreed): this call is MPI's own; a later one asks again
          * (core's schedule after a refusal: 1, 2, 4, ... 64 calls) */

@@ -140,7 +140,7 @@ static select_state *state_of(xchg_call *c, int create)
 }
 
 /* This rank's contribution to the agreement. */
-static void local_fields(const xchg_call *c, long long *f)
+void xchg_select_fields(const xchg_call *c, long long *f)
 {
     long long sbytes = 0, rbytes = 0, snnz = 0, rnnz = 0, soff = 0, roff = 0, blk = 0;
     long long large = 0, ssmall = 0, rsmall = 0, sum_small = 0;
@@ -503,11 +503,6 @@ static xchg_algo choose(xchg_call *c, const long long *f, int how, double *best_
     return best;
 }
 
-void xchg_select_fields(const xchg_call *c, long long *f)
-{
-    local_fields(c, f);
-}
-
 double xchg_select_agree_share(int P)
 {
     xchg_model_params m;
@@ -600,7 +595,7 @@ void xchg_select_prepare(xchg_comm_state *cs, int nonblocking)
 static int agree_now(xchg_call *c, long long *f)
 {
     xchg_select_prepare(c->cs, 0);
-    local_fields(c, f);
+    xchg_select_fields(c, f);
     int rc = xchg_agree_blocking(c->comm, c->rank, c->size, f);
     if (rc == MPI_SUCCESS)
         rc = xchg_agree_result(c->rank, c->size, c->arg_err, (int64_t)f[XCHG_AF_ERROR_CLASS],
@@ -723,7 +718,7 @@ static int xchg_select_alltoallv(xchg_call *c, xchg_algo *chosen)
     *chosen = runnable(c, st);
     if (st->ncalls < st->next_refresh)
         return MPI_SUCCESS; /* the cached choice, no agreement at all */
-    local_fields(c, st->mine); /* the node map was made by the first call (or is not used) */
+    xchg_select_fields(c, st->mine); /* the node map was made by the first call (or is not used) */
     arm(c, st, 1); /* started at the algorithm's first wait, or at the end */
     return MPI_SUCCESS;
 }

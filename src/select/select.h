@@ -107,10 +107,12 @@ xchg_sparse_algo xchg_select_sparse(xchg_comm_state *cs, struct xchg_sparse_stat
  * At the call the model fixes (the same on every rank) it sets the state
  * up and returns with *passed = 0: the usual path runs the call, as on
  * any set-up communicator (also at once where the state is set up, or
- * the settings ask for set-up at the first call). */
+ * the settings ask for set-up at the first call). *ready: the set-up state
+ * where there is one (the usual path needs no second look-up), else NULL. */
 int xchg_phase_alltoallv(MPI_Comm comm, const xchg_algo_names *names, const void *sendbuf,
                          const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                          void *recvbuf, const int recvcounts[], const int rdispls[],
-                         MPI_Datatype recvtype, int *passed, int *raised);
+                         MPI_Datatype recvtype, int *passed, int *raised,
+                         xchg_comm_state **ready);
 
 #endif /* XCHG_SELECT_H */

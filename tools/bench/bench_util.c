@@ -254,22 +254,27 @@ void bench_summary(const double *t, int n, double *median, double *min, double *
     free(s);
 }
 
-/* "64", "4K", "1M", "1G": a power of two of bytes. */
-static int parse_size(const char *s, int64_t *out)
+int bench_parse_suffixed(const char *s, long long *v, int *shift)
 {
     char *end;
     errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || end == s || v <= 0)
-        return -1;
-    int shift = 0;
+    *v = strtoll(s, &end, 10);
+    *shift = 0;
     if (*end == 'k' || *end == 'K')
-        shift = 10, end++;
+        *shift = 10, end++;
     else if (*end == 'm' || *end == 'M')
-        shift = 20, end++;
+        *shift = 20, end++;
     else if (*end == 'g' || *end == 'G')
-        shift = 30, end++;
-    if (*end || v > (LLONG_MAX >> 31))
+        *shift = 30, end++;
+    return errno || end == s || *end || *v < 0 ? -1 : 0;
+}
+
+/* "64", "4K", "1M", "1G": a power of two of bytes. */
+static int parse_size(const char *s, int64_t *out)
+{
+    long long v;
+    int shift;
+    if (bench_parse_suffixed(s, &v, &shift) || v <= 0 || v > (LLONG_MAX >> 31))
         return -1;
     v <<= shift;
     if (v & (v - 1))

@@ -62,6 +62,9 @@ int bench_parse_long(const char *opt, const char *s, long min, long max, long *o
 /* --sizes' value, "MIN:MAX" or "SIZE", each a power of two of bytes with an
  * optional K, M or G ("16:64K"); 0, or -1 when it is not such a range. */
 int bench_parse_sizes(const char *val, int64_t *min, int64_t *max);
+/* "N" with an optional K, M or G (binary): *v = N >= 0 and *shift = 0, 10,
+ * 20 or 30 (the caller bounds N before shifting); -1 where s is not that. */
+int bench_parse_suffixed(const char *s, long long *v, int *shift);
 int bench_parse_double(const char *opt, const char *s, double min, double max, double *out);
 int bench_parse_seed(const char *opt, const char *s, unsigned long long *out);
 

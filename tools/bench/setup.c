@@ -29,7 +29,6 @@
 
 #include "xchg.h"
 
-#include <errno.h>
 #include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -100,17 +99,9 @@ static int parse_list(const char *opt, const char *s, long max, int *out, int *n
 /* A byte count with an optional K, M or G suffix, 0 allowed. */
 static int parse_amount(const char *opt, const char *s, long long *out)
 {
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    int shift = 0;
-    if (*end == 'K' || *end == 'k')
-        shift = 10, end++;
-    else if (*end == 'M' || *end == 'm')
-        shift = 20, end++;
-    else if (*end == 'G' || *end == 'g')
-        shift = 30, end++;
-    if (errno || end == s || *end || v < 0 || v > (1LL << 40) >> shift)
+    long long v;
+    int shift;
+    if (bench_parse_suffixed(s, &v, &shift) || v > (1LL << 40) >> shift)
         return bench_bad("%s needs a byte count up to 1T (K, M, G suffixes), not '%s'", opt, s);
     *out = v << shift;
     return 0;
