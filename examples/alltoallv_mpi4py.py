@@ -11,10 +11,13 @@ mpi4py must be built against the same MPI as libxchg-preload.so
 (MPICC=mpicc.mpich or mpicc.openmpi pip install --no-binary mpi4py mpi4py;
 from the source tree, scripts/mpi4py FLAVOUR puts one in build/py-FLAVOUR).
 With XCHG_VERBOSE=1, rank 0 reports at MPI_Finalize which entry point the
-call came through and which xchg algorithm served it: on MPICH 4, mpi4py 4
-calls the large-count MPI_Alltoallv_c; on Open MPI 4.1, MPI_Alltoallv.
-XCHG_ALLTOALLV_ALGO=pairwise forces an algorithm; XCHG_PRELOAD=off hands
-every call back to MPI for comparison.
+call came through (on MPICH 4, mpi4py 4 calls the large-count
+MPI_Alltoallv_c; on Open MPI 4.1, MPI_Alltoallv) and what served it. This
+program's one call is MPI's own ("fell through (MPI's own until set-up
+pays back 1)"): xchg sets a communicator up only once its calls repay the
+set-up (docs/setup.md). XCHG_SETUP_AT=1 sets up at the first call, so
+that xchg's algorithm serves it; XCHG_ALLTOALLV_ALGO=pairwise forces an
+algorithm; XCHG_PRELOAD=off hands every call back to MPI for comparison.
 """
 from array import array
 

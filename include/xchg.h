@@ -328,6 +328,9 @@ XCHG_API int xchg_ialltoallv_algo_c(xchg_algo algo, const void *sendbuf,
                      xchg_request *req);
 #endif
 
+/* xchg_stats.passed_to_mpi: why the last call was MPI's own. */
+enum { XCHG_PASSED_BEYOND_INT = 1, XCHG_PASSED_BEFORE_SETUP = 2 };
+
 /* What the last xchg call on a communicator did, on this rank. */
 typedef struct xchg_stats {
     xchg_algo algo;          /* the algorithm that ran ("auto" resolved);
@@ -337,11 +340,17 @@ typedef struct xchg_stats {
     int sparse_algo;         /* the xchg_sparse_algo of the last sparse exchange
                                 ("auto" resolved); XCHG_SPARSE_INVALID (-1) after
                                 an alltoallv or before any sparse exchange */
-    int passed_to_mpi;       /* 1: the last call was a large-count one
-                                (xchg_alltoallv_c, ..._init_c) that xchg passed
-                                to the MPI library's MPI_Alltoallv_c(_init_c)
-                                because some rank's counts did not fit in int
-                                (algo is then XCHG_ALGO_VENDOR); else 0 */
+    int passed_to_mpi;       /* the last call was passed to the MPI library's
+                                own (algo is then XCHG_ALGO_VENDOR):
+                                XCHG_PASSED_BEYOND_INT: a large-count one
+                                (xchg_alltoallv_c, ..._init_c) passed to
+                                MPI_Alltoallv_c(_init_c) because some rank's
+                                counts did not fit in int;
+                                XCHG_PASSED_BEFORE_SETUP: one of a new
+                                communicator's first auto calls
+                                (xchg_alltoallv, xchg_alltoallv_c), MPI's own
+                                until set-up pays back (docs/setup.md);
+                                else 0 */
     int neighbor_algo;       /* the xchg_neighbor_algo of the last neighbour
                                 exchange on this communicator ("auto" resolved;
                                 other calls leave it as it is);

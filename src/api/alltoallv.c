@@ -203,8 +203,8 @@ int xchg_alltoallv_run(xchg_algo algo, int from_env, int pre_err, const void *se
     if (algo == XCHG_ALGO_AUTO && from_env && pre_err == MPI_SUCCESS) {
         int passed = 0, raised = 0;
         rc = xchg_phase_alltoallv(comm, xchg_api_names(), sendbuf, sendcounts, sdispls, sendtype,
-                                  recvbuf, recvcounts, rdispls, recvtype, &passed, &raised,
-                                  &cs);
+                                  recvbuf, recvcounts, rdispls, recvtype, NULL, &passed,
+                                  &raised, &cs);
         if (passed || rc != MPI_SUCCESS)
             return raised ? rc : xchg_raise(comm, rc);
     }

@@ -153,30 +153,68 @@ static void record_passed(xchg_comm_state *cs)
     cs->last.sparse_algo = XCHG_SPARSE_INVALID;
     cs->last.temp_bytes = 0;
     cs->last.calls = cs->calls;
-    cs->last.passed_to_mpi = 1;
+    cs->last.passed_to_mpi = XCHG_PASSED_BEYOND_INT;
 }
 
 /* What run_c and init_c do first: the communicator checked, its state,
- * earlier nonblocking exchanges drained, the counts converted and whether
- * any rank's do not fit agreed. On failure returns the raised error with
- * nothing left to free. */
+ * earlier nonblocking exchanges drained, the counts converted (unless
+ * have_cv: run_c's first calls converted them) and whether any rank's do
+ * not fit agreed. On failure returns the raised error with nothing left
+ * to free. */
 static int begin_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
                    const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Comm comm,
-                   xchg_comm_state **csp, converted *cv, int *any_unfit, int *who)
+                   int have_cv, xchg_comm_state **csp, converted *cv, int *any_unfit, int *who)
 {
     int P = 0, rc = xchg_check_comm(comm, &P);
     if (rc == MPI_SUCCESS)
         rc = xchg_api_state(comm, csp);
-    if (rc != MPI_SUCCESS)
+    if (rc != MPI_SUCCESS) {
+        if (have_cv)
+            free(cv->mem);
         return xchg_raise(comm, rc);
+    }
     xchg_nb_drain(*csp); /* nonblocking exchanges started before */
-    convert(sendbuf, sendcounts, sdispls, recvcounts, rdispls, (*csp)->size, cv);
+    if (!have_cv)
+        convert(sendbuf, sendcounts, sdispls, recvcounts, rdispls, (*csp)->size, cv);
     rc = agree_fit(*csp, cv->unfit, any_unfit, who);
     if (rc != MPI_SUCCESS) {
         free(cv->mem);
         return xchg_raise(comm, rc);
     }
     return MPI_SUCCESS;
+}
+
+/* xchg_alltoallv_c's first calls on a new communicator: MPI's own
+ * MPI_Alltoallv_c until set-up pays back (select/phase.c; no agreement of
+ * fit needed, MPI takes any value), the int copies giving the check its
+ * statistics. *passed: the call is done (its result, raised), else *cv
+ * holds the converted arrays for the usual path. */
+static int first_calls_c(const void *sendbuf, const MPI_Count sendcounts[],
+                         const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                         const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                         MPI_Datatype recvtype, MPI_Comm comm, converted *cv,
+                         xchg_comm_state **ready, int *passed)
+{
+    *passed = 1;
+    int P = 0, rc = xchg_mpi_check(comm);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if ((rc = xchg_check_comm(comm, &P)) != MPI_SUCCESS)
+        return xchg_raise(comm, rc);
+    convert(sendbuf, sendcounts, sdispls, recvcounts, rdispls, P, cv);
+    /* without room for the int copies this rank takes part with empty
+     * blocks and reports it, as for a bad argument */
+    int pre_err = cv->arg_err != MPI_SUCCESS ? cv->arg_err : cv->mem ? MPI_SUCCESS : cv->unfit;
+    xchg_phase_large large = {sendcounts, recvcounts, sdispls, rdispls, pre_err};
+    int raised = 0;
+    rc = xchg_phase_alltoallv(comm, xchg_api_names(), sendbuf, cv->sendcounts, cv->sdispls,
+                              sendtype, recvbuf, cv->recvcounts, cv->rdispls, recvtype, &large,
+                              passed, &raised, ready);
+    if (!*passed && rc == MPI_SUCCESS)
+        return MPI_SUCCESS;
+    *passed = 1;
+    free(cv->mem);
+    return raised ? rc : xchg_raise(comm, rc);
 }
 
 static int run_c(xchg_algo algo, int from_env, const void *sendbuf,
@@ -186,9 +224,17 @@ static int run_c(xchg_algo algo, int from_env, const void *sendbuf,
 {
     xchg_comm_state *cs = NULL;
     converted cv;
-    int any_unfit = 0, who = -1;
-    int rc = begin_c(sendbuf, sendcounts, sdispls, recvcounts, rdispls, comm, &cs, &cv,
-                     &any_unfit, &who);
+    int any_unfit = 0, who = -1, have_cv = 0, rc;
+    if (algo == XCHG_ALGO_AUTO && from_env) {
+        int passed = 0;
+        rc = first_calls_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                           recvtype, comm, &cv, &cs, &passed);
+        if (passed)
+            return rc;
+        have_cv = 1;
+    }
+    rc = begin_c(sendbuf, sendcounts, sdispls, recvcounts, rdispls, comm, have_cv, &cs, &cv,
+                 &any_unfit, &who);
     if (rc != MPI_SUCCESS)
         return rc; /* raised there */
     if (!any_unfit) {
@@ -313,7 +359,7 @@ static int init_c(xchg_algo algo, int from_env, const void *sendbuf,
     xchg_comm_state *cs = NULL;
     converted cv;
     int any_unfit = 0, who = -1;
-    int rc = begin_c(sendbuf, sendcounts, sdispls, recvcounts, rdispls, comm, &cs, &cv,
+    int rc = begin_c(sendbuf, sendcounts, sdispls, recvcounts, rdispls, comm, 0, &cs, &cv,
                      &any_unfit, &who);
     if (rc != MPI_SUCCESS)
         return rc; /* raised there */

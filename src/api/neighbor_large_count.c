@@ -109,7 +109,7 @@ static int mc_run(mpi_c_request *q)
                                       q->counts + q->out, q->displs + q->out, q->rtype,
                                       q->cs->pcomm);
     xchg_nbr_record_stats(q->cs, XCHG_NEIGHBOR_INVALID, 0);
-    q->cs->last.passed_to_mpi = 1;
+    q->cs->last.passed_to_mpi = XCHG_PASSED_BEYOND_INT;
     return MPI_SUCCESS; /* its result is the wait's */
 }
 
@@ -235,7 +235,7 @@ static int unfit_c(c_form form, xchg_comm_state *cs, MPI_Comm comm, xchg_neighbo
     rc = PMPI_Neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                                    rdispls, recvtype, cs->pcomm);
     xchg_nbr_record_stats(cs, XCHG_NEIGHBOR_INVALID, 0);
-    cs->last.passed_to_mpi = 1;
+    cs->last.passed_to_mpi = XCHG_PASSED_BEYOND_INT;
     return rc;
 }
 

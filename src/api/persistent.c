@@ -635,7 +635,7 @@ static void mpi_end(void *ctx)
     cs->last.sparse_algo = XCHG_SPARSE_INVALID;
     cs->last.temp_bytes = 0;
     cs->last.calls = cs->calls;
-    cs->last.passed_to_mpi = 1;
+    cs->last.passed_to_mpi = XCHG_PASSED_BEYOND_INT;
 }
 
 static int mpi_free(void *ctx)

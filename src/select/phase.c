@@ -39,11 +39,13 @@
  * call (SMPI's own is another algorithm) and runs on the caller's
  * communicator.
  *
+ * The large-count entry (xchg_alltoallv_c) passes its calls to
+ * MPI_Alltoallv_c alike, its int copies giving the check's statistics.
  * Not passed through (set up at the first call, as announced reuse or
  * because they need agreement): a forced algorithm (argument or
  * XCHG_ALLTOALLV_ALGO), XCHG_CHECK, XCHG_RECORD, XCHG_SETUP_AT=1, and the
- * nonblocking, persistent, large-count, sparse and neighbour entries
- * (which set up at once, as before). These settings are read on each rank
+ * nonblocking, persistent, sparse and neighbour entries (which set up at
+ * once, as before). These settings are read on each rank
  * here (nothing is agreed yet): they must be the same on every rank.
  *
  * An argument error found in a passed-through call is this rank's alone,
@@ -162,10 +164,32 @@ static void fields_of(const xchg_call *c, int arg_rc, long long *v)
     v[PH_MPI_NS] = ph->timed ? (long long)(1e9 * ph->mpi_seconds / (double)ph->timed) : 0;
 }
 
-/* MPI's own call: the library's MPI_Alltoallv (through PMPI, so that the
- * preload does not take it back), or in the simulated build the MPICH
- * model on the caller's communicator. */
-static int mpi_call(xchg_call *c, int *raised)
+#if XCHG_HAVE_LARGE_COUNT
+/* MPI_Alltoallv_c with the caller's arrays, or where this rank found an
+ * argument error (failed) with empty blocks, as the int call takes part. */
+static int mpi_call_large(const xchg_call *c, const xchg_phase_large *large, int failed)
+{
+    if (!failed)
+        return PMPI_Alltoallv_c(c->sendbuf, large->sendcounts, large->sdispls, c->st.type,
+                                c->recvbuf, large->recvcounts, large->rdispls, c->rt.type,
+                                c->comm);
+    MPI_Count *counts = calloc((size_t)c->size, sizeof(MPI_Count));
+    MPI_Aint *displs = calloc((size_t)c->size, sizeof(MPI_Aint));
+    int rc = counts && displs ? PMPI_Alltoallv_c(c->sendbuf, counts, displs, MPI_BYTE,
+                                                 c->recvbuf, counts, displs, MPI_BYTE, c->comm)
+                              : MPI_ERR_NO_MEM;
+    free(counts);
+    free(displs);
+    return rc;
+}
+#endif
+
+/* MPI's own call: the library's MPI_Alltoallv (MPI_Alltoallv_c for the
+ * large-count entry; through PMPI, so that the preload does not take it
+ * back), or in the simulated build the MPICH model on the caller's
+ * communicator. failed: this rank's arguments were replaced by empty
+ * blocks (check_args). */
+static int mpi_call(xchg_call *c, const xchg_phase_large *large, int failed, int *raised)
 {
 #ifdef XCHG_SMPI
     if (c->sendbuf != MPI_IN_PLACE) {
@@ -175,6 +199,13 @@ static int mpi_call(xchg_call *c, int *raised)
     }
 #endif
     *raised = 1; /* MPI raised its own errors on the caller's communicator */
+#if XCHG_HAVE_LARGE_COUNT
+    if (large)
+        return mpi_call_large(c, large, failed);
+#else
+    (void)large;
+#endif
+    (void)failed;
     return PMPI_Alltoallv(c->sendbuf, c->sendcounts, c->sdispls, c->st.type, c->recvbuf,
                           c->recvcounts, c->rdispls, c->rt.type, c->comm);
 }
@@ -219,12 +250,14 @@ static void decide(xchg_call *c, xchg_phase_counts *ph, long long *v, unsigned l
 /* The checks of xchg_alltoallv (alltoallv.c's), without agreement, and
  * where info is set the types' sizes (the check's fields, the simulated
  * build's MPICH model; MPI's own call needs none: three MPI calls a type
- * saved on every other call). Where they fail, *c takes empty blocks so
- * that this rank still takes part. */
+ * saved on every other call). Where they fail (or pre_err, an error found
+ * before), *c takes empty blocks so that this rank still takes part. */
 static int check_args(xchg_call *c, MPI_Datatype sendtype, MPI_Datatype recvtype, int info,
-                      int **zeros)
+                      int pre_err, int **zeros)
 {
-    int rc = xchg_check_alltoallv_arrays(c->sendbuf, c->sendcounts, c->sdispls, sendtype,
+    int rc = pre_err;
+    if (rc == MPI_SUCCESS)
+        rc = xchg_check_alltoallv_arrays(c->sendbuf, c->sendcounts, c->sdispls, sendtype,
                                          c->recvbuf, c->recvcounts, c->rdispls, recvtype,
                                          c->size);
     c->rt.type = recvtype;
@@ -312,7 +345,7 @@ static void count_passed(xchg_comm_state *cs, const xchg_call *c)
     cs->last.sparse_algo = XCHG_SPARSE_INVALID;
     cs->last.temp_bytes = 0;
     cs->last.calls = cs->calls;
-    cs->last.passed_to_mpi = 1;
+    cs->last.passed_to_mpi = XCHG_PASSED_BEFORE_SETUP;
 }
 
 /* Call n, passed to MPI: the check where n is its call (every rank takes
@@ -320,7 +353,8 @@ static void count_passed(xchg_comm_state *cs, const xchg_call *c)
  * and a set-up that pays at once made at its end, so that the next call
  * runs the choice. */
 static int pass_through(const xchg_algo_names *names, xchg_call *c, MPI_Datatype sendtype,
-                        MPI_Datatype recvtype, unsigned long n, int *raised)
+                        MPI_Datatype recvtype, const xchg_phase_large *large, unsigned long n,
+                        int *raised)
 {
     xchg_phase_counts *ph = &c->cs->phase;
     int *zeros = NULL;
@@ -330,7 +364,8 @@ static int pass_through(const xchg_algo_names *names, xchg_call *c, MPI_Datatype
 #else
     const int info = checking;
 #endif
-    int arg_rc = check_args(c, sendtype, recvtype, info, &zeros);
+    int arg_rc = check_args(c, sendtype, recvtype, info, large ? large->arg_err : MPI_SUCCESS,
+                            &zeros);
     if (checking) {
         read_settings(names, c->cs);
         c->temp_limit = xchg_temp_limit_of(c->cs); /* the model's (padding) */
@@ -342,7 +377,7 @@ static int pass_through(const xchg_algo_names *names, xchg_call *c, MPI_Datatype
      * (it may pay MPI's own lazy set-up); the others pay no clock */
     const int timing = n > 1 && ph->check_at > n && ph->check_at - n <= TIMED;
     double t0 = timing ? MPI_Wtime() : 0.0;
-    int rc = mpi_call(c, raised);
+    int rc = mpi_call(c, large, zeros != NULL, raised);
     if (timing) {
         ph->mpi_seconds += MPI_Wtime() - t0;
         ph->timed++;
@@ -373,8 +408,8 @@ static int pass_through(const xchg_algo_names *names, xchg_call *c, MPI_Datatype
 int xchg_phase_alltoallv(MPI_Comm comm, const xchg_algo_names *names, const void *sendbuf,
                          const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                          void *recvbuf, const int recvcounts[], const int rdispls[],
-                         MPI_Datatype recvtype, int *passed, int *raised,
-                         xchg_comm_state **ready)
+                         MPI_Datatype recvtype, const xchg_phase_large *large, int *passed,
+                         int *raised, xchg_comm_state **ready)
 {
     *passed = 0;
     *raised = 0;
@@ -411,5 +446,5 @@ int xchg_phase_alltoallv(MPI_Comm comm, const xchg_algo_names *names, const void
          * (core's schedule after a refusal: 1, 2, 4, ... 64 calls) */
     }
     *passed = 1;
-    return pass_through(names, &c, sendtype, recvtype, n, raised);
+    return pass_through(names, &c, sendtype, recvtype, large, n, raised);
 }

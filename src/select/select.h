@@ -99,20 +99,31 @@ struct xchg_sparse_state;
 xchg_sparse_algo xchg_select_sparse(xchg_comm_state *cs, struct xchg_sparse_state *ss,
                                     char *why, size_t whylen);
 
+/* The large-count entry's own arrays (xchg_alltoallv_c): a call passed
+ * through is MPI_Alltoallv_c with them; the int copies (values beyond int
+ * as 0) give the check its statistics. arg_err: this rank's error found
+ * converting them (a negative count), else MPI_SUCCESS. */
+typedef struct xchg_phase_large {
+    const MPI_Count *sendcounts, *recvcounts;
+    const MPI_Aint *sdispls, *rdispls;
+    int arg_err;
+} xchg_phase_large;
+
 /* A communicator's first blocking auto calls (phase.c): until set-up is
- * known to pay back, the call is MPI's own MPI_Alltoallv on the caller's
- * communicator (*passed = 1; its result returned, *raised: MPI already
- * raised it on comm's handler), with no duplicate and no collective of
- * xchg's own but one nonblocking agreement of statistics at a check call.
- * At the call the model fixes (the same on every rank) it sets the state
- * up and returns with *passed = 0: the usual path runs the call, as on
- * any set-up communicator (also at once where the state is set up, or
- * the settings ask for set-up at the first call). *ready: the set-up state
- * where there is one (the usual path needs no second look-up), else NULL. */
+ * known to pay back, the call is MPI's own MPI_Alltoallv (large: its
+ * MPI_Alltoallv_c) on the caller's communicator (*passed = 1; its result
+ * returned, *raised: MPI already raised it on comm's handler), with no
+ * duplicate and no collective of xchg's own but one nonblocking agreement
+ * of statistics at a check call. At the call the model fixes (the same on
+ * every rank) it sets the state up and returns with *passed = 0: the
+ * usual path runs the call, as on any set-up communicator (also at once
+ * where the state is set up, or the settings ask for set-up at the first
+ * call). *ready: the set-up state where there is one (the usual path needs
+ * no second look-up), else NULL. */
 int xchg_phase_alltoallv(MPI_Comm comm, const xchg_algo_names *names, const void *sendbuf,
                          const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                          void *recvbuf, const int recvcounts[], const int rdispls[],
-                         MPI_Datatype recvtype, int *passed, int *raised,
-                         xchg_comm_state **ready);
+                         MPI_Datatype recvtype, const xchg_phase_large *large, int *passed,
+                         int *raised, xchg_comm_state **ready);
 
 #endif /* XCHG_SELECT_H */

@@ -3,9 +3,11 @@ Comm.Alltoallv, run under libxchg-preload.so with XCHG_VERBOSE=1.
 
 CTest (tests/CMakeLists.txt) runs it on each MPI flavour with the mpi4py
 that scripts/mpi4py built against that flavour (PYTHONPATH=build/py-FLAVOUR)
-and checks the preload's report with tests/expect_lines.sh: 5 calls served
-by xchg, through MPI_Alltoallv_c on MPICH 4 (mpi4py >= 4 uses the
-large-count call on an MPI-4 library) and MPI_Alltoallv on Open MPI 4.1;
+and checks the preload's report with tests/expect_lines.sh: 5 calls,
+through MPI_Alltoallv_c on MPICH 4 (mpi4py >= 4 uses the large-count call
+on an MPI-4 library) and MPI_Alltoallv on Open MPI 4.1, served by xchg
+with XCHG_SETUP_AT=1 and MPI's own without (a new communicator's first
+calls, docs/setup.md);
 2 Ialltoallv (Wait, Test) served by xchg; on MPI-4 libraries 2 persistent
 requests (Alltoallv_init, Start, Wait, Free) served by xchg.
 Results are checked against values computed here. Exits 77 (CTest: skipped)

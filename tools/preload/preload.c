@@ -269,19 +269,22 @@ int MPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
 {
     preload_entry entry = preload_entry_of(ENTRY_LARGE);
     preload_reason why;
-    if (!preload_route(comm, &why)) {
+    if (!route(comm, &why, 1)) {
         preload_count_fell(entry, why);
         return PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                                 rdispls, recvtype, comm);
     }
-    /* Values beyond int on some rank: xchg agrees on it and passes the
-     * call to PMPI_Alltoallv_c itself (on every rank alike). */
+    /* auto's first calls on comm, and values beyond int on some rank
+     * (agreed): xchg passes the call to PMPI_Alltoallv_c itself, on every
+     * rank alike */
     unsigned long before = calls_so_far(comm);
     int rc = xchg_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                               rdispls, recvtype, comm);
     int passed;
     xchg_algo algo = algo_run(comm, before, &passed);
-    if (passed)
+    if (passed == XCHG_PASSED_BEFORE_SETUP)
+        preload_count_fell(entry, REASON_BEFORE_SETUP);
+    else if (passed)
         preload_count_fell(entry, REASON_LARGE);
     else
         preload_count_served(entry, algo);
