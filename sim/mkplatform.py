@@ -2,7 +2,7 @@
 """Writes a SimGrid platform (XML) and a hostfile for a simulated cluster.
 
     sim/mkplatform.py --ranks 256 [--preset hpc|eth] [--topology flat|fattree]
-                    [--rpn 16] [--bw 100Gbps] [--lat 1us] --out DIR
+                    [--rpn 16] [--bw 100Gbps] [--lat 1us] [--mem-bw GBPS|none] --out DIR
 
 Creates DIR/platform.xml and DIR/hostfile (R lines "node-i" per node of R
 ranks, so MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) sees nodes) and prints the
@@ -35,6 +35,15 @@ PRESETS = {
 # bandwidth; 0.15 us plus the overheads gives an intra-node ping-pong of
 # 0.55 us (typical figures: 0.3-0.7 us).
 LOOPBACK = dict(loopback_bw="160Gbps", loopback_lat="0.15us")
+# A node's memory bandwidth for the library's copies, in copied bytes per
+# second per core of the node (50 GB/s for 16 ranks a node, 200 for 64): a
+# memcpy reads and writes each byte, so a dual-socket 64-core node's STREAM
+# figure of about 200-250 GB/s (AnandTech, EPYC 7601, 2017) is about
+# 1.6-2 GB/s of copied bytes a core from DRAM; a call's copies (under 1 MB
+# a node at 1,024 ranks and 16 B blocks) mostly stay in the shared L3,
+# which is faster. 3.125 lies between; docs/simulation.md has the
+# sensitivity (25, 50, 100 GB/s a node of 16).
+MEM_GBPS_PER_CORE = 3.125
 
 
 def bw_times(bw, n):
@@ -61,6 +70,11 @@ def main():
                          "all (none: its latency split over the two node links; the same "
                          "routes' latency and bandwidth, and what lets "
                          "maxmin/concurrency-limit pay off, docs/simulation.md)")
+    ap.add_argument("--mem-bw", default="auto",
+                    help="a node's memory bandwidth for copies in GB/s of copied bytes, "
+                         f"shared by its ranks (default {MEM_GBPS_PER_CORE:g} per rank of a "
+                         "node), or none: no shared limit (every rank copies at its core's "
+                         "rate, the older model)")
     ap.add_argument("--out", required=True, help="directory for platform.xml and hostfile")
     a = ap.parse_args()
     if a.ranks < 1 or a.rpn < 1:
@@ -108,6 +122,19 @@ def main():
                    f'{common} topology="FAT_TREE" '
                    f'topo_parameters="2;{leaf},{leaves};1,{leaf};1,1"/>')
 
+    # One memory host per node, "mem-i" for "node-i" (src/core/simcost.c):
+    # its speed is the node's copy bandwidth in bytes/s, shared max-min by
+    # the copies its ranks run there, each bounded by its core's rate. It
+    # runs no rank and has no links.
+    if a.mem_bw == "none":
+        memory = ""
+    else:
+        gbps = a.rpn * MEM_GBPS_PER_CORE if a.mem_bw == "auto" else float(a.mem_bw)
+        if not gbps > 0:
+            sys.exit("mkplatform.py: --mem-bw must be positive, auto or none")
+        memory = ('<zone id="memory" routing="None">\n' +
+                  "".join(f'  <host id="mem-{i}" speed="{gbps:g}Gf"/>\n' for i in range(nodes)) +
+                  "</zone>\n")
     os.makedirs(a.out, exist_ok=True)
     xml = os.path.join(a.out, "platform.xml")
     hosts = os.path.join(a.out, "hostfile")
@@ -115,9 +142,10 @@ def main():
         f.write("<?xml version='1.0'?>\n"
                 '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
                 '<platform version="4.1">\n'
-                f"<!-- {a.topology}, preset {a.preset}, {a.ranks} ranks, {a.rpn} per node "
-                "(sim/mkplatform.py) -->\n"
-                f"{cluster}\n</platform>\n")
+                f"<!-- {a.topology}, preset {a.preset}, {a.ranks} ranks, {a.rpn} per node, "
+                f"memory {a.mem_bw} (sim/mkplatform.py) -->\n"
+                '<zone id="world" routing="Full">\n'
+                f"{cluster}\n{memory}</zone>\n</platform>\n")
     with open(hosts, "w") as f:
         left = a.ranks
         for i in range(nodes):

@@ -99,9 +99,16 @@ int main(int argc, char **argv)
     /* 3. Every algorithm against MPI_Alltoallv on random counts. */
     int *sc = malloc(sizeof(int) * P), *sd = malloc(sizeof(int) * P);
     int *rc_ = malloc(sizeof(int) * P), *rd = malloc(sizeof(int) * P);
-    srand(777u + (unsigned)rank);
-    for (int j = 0; j < P; j++)
-        sc[j] = (rand() % 4 == 0) ? 0 : rand() % 300;
+    /* rank's own generator: libc's rand() state is one for all simulated
+     * ranks (SMPI privatizes the program's globals, not libc's), so its
+     * draws would depend on the order ranks run in, which the charges
+     * change */
+    unsigned long long g = 777u + (unsigned)rank;
+    for (int j = 0; j < P; j++) {
+        g = g * 6364136223846793005ull + 1442695040888963407ull;
+        unsigned v = (unsigned)(g >> 33);
+        sc[j] = v % 4 == 0 ? 0 : (int)((v / 4) % 300);
+    }
     MPI_Alltoall(sc, 1, MPI_INT, rc_, 1, MPI_INT, MPI_COMM_WORLD);
     int stot = 0, rtot = 0;
     for (int j = 0; j < P; j++) {

@@ -6,7 +6,7 @@
   docs/settings.md whose values and default columns say exactly that
   (backticks aside), and the docs list no setting the table lacks.
 - Every environment variable named XCHG_* (or MPIR_CVAR_*) that the sources
-  under src/ and tools/ read (getenv, env_double, os.environ) is listed in
+  under src/ and tools/ read (getenv, env_double, env_off, os.environ) is listed in
   docs/settings.md, and every variable the docs list is read somewhere.
 Prints each mismatch and exits 1 if there is any.
 """
@@ -15,9 +15,9 @@ import re
 import subprocess
 import sys
 
-# How the sources read a variable: C getenv() (and simcost.c's env_double),
+# How the sources read a variable: C getenv() (and simcost.c's env_double and env_off),
 # Python's os.environ / os.getenv.
-READ = re.compile(r'(?:\bgetenv|\benv_double|os\.environ\.get|os\.environ|os\.getenv)'
+READ = re.compile(r'(?:\bgetenv|\benv_double|\benv_off|os\.environ\.get|os\.environ|os\.getenv)'
                   r'\s*[\(\[]\s*"([A-Z][A-Z0-9_]*)"')
 OURS = re.compile(r'^(XCHG_|MPIR_CVAR_)')
 

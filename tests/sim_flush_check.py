@@ -14,7 +14,14 @@ import sys
 
 src = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "src")
 header = (src / "core" / "sim_flush.h").read_text()
+# a plain wrapper, or one that charges a set-up cost first (XCHG_SETUP_COMM,
+# xchg_charge_setup_window) and then flushes
 wrapped = set(re.findall(r"^#define (P?MPI_\w+)\(\.\.\.\) XCHG_FLUSHED\(\1,", header, re.M))
+wrapped |= set(re.findall(r"^#define (P?MPI_\w+)\(\w+, \.\.\.\) XCHG_SETUP_COMM\(\1,",
+                          header, re.M))
+wrapped |= {a for a, b in re.findall(r"^#define (P?MPI_\w+)\([^)]*\)\s*\\?\s*"
+                                     r"\(xchg_charge_setup_window\([^)]*\), "
+                                     r"XCHG_FLUSHED\((P?MPI_\w+),", header, re.M) if a == b}
 if not wrapped:
     sys.exit("sim_flush_check: no wrapped functions found in sim_flush.h")
 call = re.compile(r"\b(P?MPI_[A-Z][a-z][a-z0-9_]*)\s*\(")

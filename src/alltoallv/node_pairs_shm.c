@@ -434,6 +434,7 @@ static void step_write(nps_run *x)
         }
     }
     xchg_charge_copy(sizeof(uint64_t) * (size_t)s->N + sizeof(uint32_t) * (size_t)c->size);
+    xchg_charge_ops(XCHG_OP_PEER, (size_t)c->size); /* the second pass over the counts */
     for (int b = 0; b < s->N && err == MPI_SUCCESS; b++) /* the blocks, node by node */
         err = copy_node(c, 1, n, b, data + node_off[b]);
     h->pad[PAD_OUT] = out;
@@ -507,6 +508,7 @@ static size_t message_for(nps_run *x, int i, int64_t *m, int data, int64_t flag)
         m[NPS_HDR + 2 * (q - lo) + 1] = (int64_t)hsh;
     }
     xchg_charge_copies(copies, bytes);
+    xchg_charge_ops(XCHG_OP_HASH, (size_t)(hi - lo) * (size_t)s->L);
     return sizeof(int64_t) * (size_t)(NPS_HDR + 2 * cl) + bytes;
 }
 
@@ -697,6 +699,7 @@ static int step_read(nps_run *x)
             want += v;
             hsh = hash_step(hsh, v);
         }
+        xchg_charge_ops(XCHG_OP_HASH, (size_t)Lb);
         if (slot[0] != MPI_SUCCESS || t != want || (uint64_t)m[NPS_HDR + 2 * me + 1] != hsh) {
             if (err == MPI_SUCCESS)
                 err = xchg_error_code(MPI_ERR_TRUNCATE, "node_pairs_shm: the blocks node %d "

@@ -171,6 +171,9 @@ int xchg_alltoallv_body(const xchg_a2av_args *a)
         return run_failed(&c, algo, 1);
     }
 
+    /* every algorithm's pass over its peers' counts (one step each; more
+     * where an algorithm charges more) */
+    xchg_charge_ops(XCHG_OP_PEER, (size_t)c.size);
     if (rc == MPI_SUCCESS)
         rc = xchg_select_run(&c, &algo, 0);
 

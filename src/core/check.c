@@ -91,6 +91,8 @@ int xchg_check_alltoallv_arrays(const void *sendbuf, const int sendcounts[],
                                 const int rdispls[], MPI_Datatype recvtype, int P)
 {
     int rc;
+    /* what MPI's own argument checks cost too (MPICH checks every count) */
+    xchg_charge_ops(XCHG_OP_CHECK_PEER, (size_t)(sendbuf == MPI_IN_PLACE ? P : 2 * P));
     if (recvbuf == MPI_IN_PLACE)
         return xchg_error_code(MPI_ERR_BUFFER, "recvbuf is MPI_IN_PLACE: only sendbuf "
                                "may be MPI_IN_PLACE");

@@ -32,51 +32,8 @@ int xchg_pack_block(const void *buf, int disp, int count, const xchg_typeinfo *t
                     void *out);
 int xchg_unpack_block(const void *in, void *buf, int disp, int count,
                       const xchg_typeinfo *ti);
-/* Simulated time of a local copy or pack of `bytes` bytes (SMPI build only,
- * src/core/simcost.c: 10 ns per call + 5 GB/s unless XCHG_SIM_COPY_NS /
- * XCHG_SIM_COPY_GBPS say otherwise). Every copy site calls it once per
- * copy; the pack/unpack/self-copy helpers above already do. Free on real
- * MPI. */
-/* The same for `calls` pieces of `bytes` bytes in all: what MPI's datatype
- * engine does when it packs or unpacks a non-contiguous message (an
- * hindexed send or receive of the node-aware algorithms), which SMPI
- * itself does not charge. */
-/* xchg_charge_flush executes what was charged since the last flush: the
- * charges are summed until the rank next calls MPI (sim_flush.h makes
- * every MPI call of libxchg flush first) or leaves libxchg (xchg_raise). */
-#ifdef XCHG_SMPI
-void xchg_charge_copy(size_t bytes);
-void xchg_charge_copies(size_t calls, size_t bytes);
-void xchg_charge_flush(void);
-#else
-static inline void xchg_charge_copy(size_t bytes)
-{
-    (void)bytes;
-}
-static inline void xchg_charge_copies(size_t calls, size_t bytes)
-{
-    (void)calls, (void)bytes;
-}
-static inline void xchg_charge_flush(void)
-{
-}
-#endif
-
-/* The packing of one hindexed message of n pieces of len[] bytes: a copy
- * per nonempty piece (xchg_charge_copies). Outside XCHG_SMPI, nothing:
- * not even the loop. */
-static inline void xchg_charge_pieces(const int *len, int n)
-{
-#ifdef XCHG_SMPI
-    size_t pieces = 0, bytes = 0;
-    for (int k = 0; k < n; k++)
-        if (len[k] > 0)
-            pieces++, bytes += (size_t)len[k];
-    xchg_charge_copies(pieces, bytes);
-#else
-    (void)len, (void)n;
-#endif
-}
+/* The simulated build's charges for local work (simcost.h). */
+#include "simcost.h"
 
 /* One call of an alltoallv algorithm: arguments already checked, MPI_IN_PLACE
  * already resolved (sendbuf is a real buffer), comm is the private duplicate. */

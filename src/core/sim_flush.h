@@ -15,8 +15,16 @@
 #include <mpi.h>
 
 void xchg_charge_flush(void);
+void xchg_charge_setup_comm(MPI_Comm comm, int split_type);
+void xchg_charge_setup_window(MPI_Aint bytes, int freed);
 
 #define XCHG_FLUSHED(fn, ...) (xchg_charge_flush(), fn(__VA_ARGS__))
+/* Making communicators and windows costs on real MPI what SMPI's do not
+ * (simcost.c charges the measured cost first). An RMA window's cost is
+ * charged without its size: the caller's buffer span, which depends on
+ * where the simulated ranks' mallocs land (one heap for all of them). */
+#define XCHG_SETUP_COMM(fn, comm, split, ...)                                                  \
+    (xchg_charge_setup_comm(comm, split), XCHG_FLUSHED(fn, comm, __VA_ARGS__))
 
 #define MPI_Abort(...) XCHG_FLUSHED(MPI_Abort, __VA_ARGS__)
 #define MPI_Add_error_code(...) XCHG_FLUSHED(MPI_Add_error_code, __VA_ARGS__)
@@ -33,7 +41,7 @@ void xchg_charge_flush(void);
 #define MPI_Cartdim_get(...) XCHG_FLUSHED(MPI_Cartdim_get, __VA_ARGS__)
 #define MPI_Comm_call_errhandler(...) XCHG_FLUSHED(MPI_Comm_call_errhandler, __VA_ARGS__)
 #define MPI_Comm_create_keyval(...) XCHG_FLUSHED(MPI_Comm_create_keyval, __VA_ARGS__)
-#define MPI_Comm_dup(...) XCHG_FLUSHED(MPI_Comm_dup, __VA_ARGS__)
+#define MPI_Comm_dup(comm, ...) XCHG_SETUP_COMM(MPI_Comm_dup, comm, 0, __VA_ARGS__)
 #define MPI_Comm_free(...) XCHG_FLUSHED(MPI_Comm_free, __VA_ARGS__)
 #define MPI_Comm_get_attr(...) XCHG_FLUSHED(MPI_Comm_get_attr, __VA_ARGS__)
 #define MPI_Comm_get_errhandler(...) XCHG_FLUSHED(MPI_Comm_get_errhandler, __VA_ARGS__)
@@ -43,7 +51,7 @@ void xchg_charge_flush(void);
 #define MPI_Comm_set_errhandler(...) XCHG_FLUSHED(MPI_Comm_set_errhandler, __VA_ARGS__)
 #define MPI_Comm_size(...) XCHG_FLUSHED(MPI_Comm_size, __VA_ARGS__)
 #define MPI_Comm_split(...) XCHG_FLUSHED(MPI_Comm_split, __VA_ARGS__)
-#define MPI_Comm_split_type(...) XCHG_FLUSHED(MPI_Comm_split_type, __VA_ARGS__)
+#define MPI_Comm_split_type(comm, ...) XCHG_SETUP_COMM(MPI_Comm_split_type, comm, 1, __VA_ARGS__)
 #define MPI_Comm_test_inter(...) XCHG_FLUSHED(MPI_Comm_test_inter, __VA_ARGS__)
 #define MPI_Dist_graph_neighbors(...) XCHG_FLUSHED(MPI_Dist_graph_neighbors, __VA_ARGS__)
 #define MPI_Dist_graph_neighbors_count(...) XCHG_FLUSHED(MPI_Dist_graph_neighbors_count, __VA_ARGS__)
@@ -117,11 +125,13 @@ void xchg_charge_flush(void);
 #define MPI_Waitall(...) XCHG_FLUSHED(MPI_Waitall, __VA_ARGS__)
 #define MPI_Waitany(...) XCHG_FLUSHED(MPI_Waitany, __VA_ARGS__)
 #define MPI_Waitsome(...) XCHG_FLUSHED(MPI_Waitsome, __VA_ARGS__)
-#define MPI_Win_allocate_shared(...) XCHG_FLUSHED(MPI_Win_allocate_shared, __VA_ARGS__)
-#define MPI_Win_create(...) XCHG_FLUSHED(MPI_Win_create, __VA_ARGS__)
+#define MPI_Win_allocate_shared(size, ...)                                                    \
+    (xchg_charge_setup_window(size, 0), XCHG_FLUSHED(MPI_Win_allocate_shared, size, __VA_ARGS__))
+#define MPI_Win_create(base, size, ...)                                                     \
+    (xchg_charge_setup_window(0, 0), XCHG_FLUSHED(MPI_Win_create, base, size, __VA_ARGS__))
 #define MPI_Win_fence(...) XCHG_FLUSHED(MPI_Win_fence, __VA_ARGS__)
 #define MPI_Win_flush(...) XCHG_FLUSHED(MPI_Win_flush, __VA_ARGS__)
-#define MPI_Win_free(...) XCHG_FLUSHED(MPI_Win_free, __VA_ARGS__)
+#define MPI_Win_free(...) (xchg_charge_setup_window(0, 1), XCHG_FLUSHED(MPI_Win_free, __VA_ARGS__))
 #define MPI_Win_lock_all(...) XCHG_FLUSHED(MPI_Win_lock_all, __VA_ARGS__)
 #define MPI_Win_set_errhandler(...) XCHG_FLUSHED(MPI_Win_set_errhandler, __VA_ARGS__)
 #define MPI_Win_shared_query(...) XCHG_FLUSHED(MPI_Win_shared_query, __VA_ARGS__)

@@ -33,6 +33,8 @@
  */
 #include "select_internal.h"
 
+#include "core/calibrated.h"
+
 #include <math.h>
 
 /* The busiest node's off-node traffic (bytes, one direction), from what
@@ -447,7 +449,10 @@ double xchg_model_node_pairs_shm(const xchg_model_params *m, const xchg_pattern_
     const double gather = copies(m, gathered * mean / P, gathered * share);
     const double pairs = alpha_at(m, s, P) + fmax(ns * 2.0 * o, (off + hdr) * m->beta + ns * o);
     const double read = copies(m, rcv, N + L);
-    return 2.0 * sync + write + gather + pairs + read;
+    /* a hash step per block gathered and per block received, a second
+     * pass over the counts */
+    const double cpu = (gathered + P) * m->hash_step + P * m->peer_step;
+    return 2.0 * sync + write + gather + pairs + read + cpu;
 }
 
 double xchg_model_multileader(const xchg_model_params *m, const xchg_pattern_stats *s)
@@ -678,10 +683,16 @@ void xchg_model_defaults(xchg_model_params *m)
      * per flow (SimGrid's loopback is not shared). */
     m->beta_intra = 1.0 / 20.0e9;
     /* Local copies: what the SMPI build charges (src/core/simcost.c,
-     * XCHG_SIM_COPY_GBPS and XCHG_SIM_COPY_NS: 5 GB/s and 10 ns per
-     * copy), i.e. a memcpy of a cold block on a real node. */
-    m->copy = 1.0 / 5.0e9;
-    m->copy_call = 10e-9;
+     * core/calibrated.h: 10 ns per copy, one core's 5 GB/s), at the share
+     * of the node's memory bandwidth a rank gets when all of a node's
+     * ranks copy at once, as they do in an exchange (3.125 GB/s a rank,
+     * sim/mkplatform.py), where that is less. */
+    m->copy = 1.0 / (1e9 * fmin(XCHG_CAL_COPY_CORE_GBPS, XCHG_CAL_NODE_GBPS_PER_RANK));
+    m->copy_call = XCHG_CAL_COPY_CALL_NS * 1e-9;
+    /* CPU work the algorithms differ in (calibrated.h): node_pairs_shm's
+     * hash steps and its loops over peers. */
+    m->hash_step = XCHG_CAL_HASH_STEP_NS * 1e-9;
+    m->peer_step = XCHG_CAL_PEER_NS * 1e-9;
     /* Overheads per partner of a Bruck phase (a send and a receive: 2 if
      * nothing overlapped): fitted to bruck_radix at radix 2, 4, 8 and 16
      * (XCHG_BRUCK_RADIX), random and sparse 16 B, P=64; 1.4 leaves the

@@ -195,6 +195,7 @@ static int mpi_call(xchg_call *c, const xchg_phase_large *large, int failed, int
     if (c->sendbuf != MPI_IN_PLACE) {
         *raised = 0;
         c->temp_limit = xchg_temp_limit_of(c->cs);
+        xchg_charge_ops(XCHG_OP_PEER, (size_t)c->size); /* as the usual path charges */
         return xchg_registry_find(XCHG_ALGO_MPICH_MODEL)->run(c);
     }
 #endif

@@ -146,6 +146,7 @@ void xchg_select_fields(const xchg_call *c, long long *f)
     long long large = 0, ssmall = 0, rsmall = 0, sum_small = 0;
     const long long T = (long long)xchg_hybrid_threshold_for(&c->cs->settings);
     const unsigned char *on = c->cs->on_node;
+    xchg_charge_ops(XCHG_OP_PEER, (size_t)c->size);
     for (int j = 0; j < c->size; j++) {
         long long sb = (long long)c->sendcounts[j] * c->st.size;
         long long rb = (long long)c->recvcounts[j] * c->rt.size;
@@ -350,6 +351,7 @@ static void rank_candidates(const xchg_call *c, const long long *f, const xchg_m
     r->best_t = r->second_t = INFINITY;
     double fallback_t = INFINITY;
     r->n = xchg_registry_candidates(r->cand, MAX_CANDIDATES);
+    xchg_charge_ops(XCHG_OP_MODEL, 1);
     for (int i = 0; i < r->n; i++) {
         xchg_algo a = r->cand[i]->id;
         r->times[i] = INFINITY;

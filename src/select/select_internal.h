@@ -91,6 +91,8 @@ typedef struct xchg_model_params {
     double incast;       /* s per message beyond the throttle arriving at one rank at once */
     double copy;         /* s per byte copied locally */
     double copy_call;    /* s per local copy (block) on top of its bytes */
+    double hash_step;    /* s per hash step of a block size (node_pairs_shm) */
+    double peer_step;    /* s per step of a loop over peers */
     double phase_post;   /* overheads per partner of one Bruck phase */
     double sync;         /* extra s per pairwise step */
     double vendor_overhead_factor;

@@ -6,7 +6,20 @@
 #include "bench.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* Decimals of the tables' times (XCHG_BENCH_DIGITS, 0-9, default 2): more
+ * where two runs are compared to the nanosecond (sim/same-charges). */
+static int table_digits(void)
+{
+    static int d = -1;
+    if (d < 0) {
+        const char *e = getenv("XCHG_BENCH_DIGITS");
+        d = e && e[0] >= '0' && e[0] <= '9' && !e[1] ? e[0] - '0' : 2;
+    }
+    return d;
+}
 
 /* Labels of the run's columns (bench.h), shared by the table and the files. */
 const char *bench_algo_label(xchg_algo a)
@@ -168,9 +181,9 @@ void report_table_row(FILE *f, const bench_run *r, const bench_result *row)
             (best < 0 || x->median < row[best].median))
             best = a;
         switch (r->show) {
-        case SHOW_MEDIAN: fprintf(f, " %*.2f", w - 1, x->median * 1e6); break;
-        case SHOW_MIN: fprintf(f, " %*.2f", w - 1, x->min * 1e6); break;
-        case SHOW_MAX: fprintf(f, " %*.2f", w - 1, x->max * 1e6); break;
+        case SHOW_MEDIAN: fprintf(f, " %*.*f", w - 1, table_digits(), x->median * 1e6); break;
+        case SHOW_MIN: fprintf(f, " %*.*f", w - 1, table_digits(), x->min * 1e6); break;
+        case SHOW_MAX: fprintf(f, " %*.*f", w - 1, table_digits(), x->max * 1e6); break;
         case SHOW_MEM: fprintf(f, " %*" PRIu64, w - 1, x->temp_bytes); break;
         }
     }
@@ -189,7 +202,7 @@ void report_table_row(FILE *f, const bench_run *r, const bench_result *row)
             if (a < r->nalgos || row[a].status != ST_OK)
                 fprintf(f, " %*s", w - 1, a < r->nalgos ? "" : "-");
             else
-                fprintf(f, " %*.2f", w - 1, row[a].init * 1e6);
+                fprintf(f, " %*.*f", w - 1, table_digits(), row[a].init * 1e6);
         }
         fprintf(f, "\n");
     }
