@@ -113,7 +113,8 @@ static xchg_algo rule_for(int any_large, xchg_algo small_rule)
  * XCHG_AUTO_REFRESH=most; kinds[i] is what rank 0 sends at call i, others
  * send kinds[i] too unless only_rank0. Checks each call against the
  * schedule of select.c, computed here: call 0 agrees on its own pattern
- * and the next call refreshes; a refresh on call i chooses from call i's
+ * and call min(most, 8) refreshes (select.c's FIRST_REFRESH); a refresh
+ * on call i chooses from call i's
  * pattern for call i+1 and sets the interval to the next refresh to 1 if
  * the choice changed (every change of kind here changes the choice and
  * moves the statistics), else to twice the last one, at most `most`. (The
@@ -143,8 +144,8 @@ static void sequence(const char *name, const int *kinds, int n, int only_rank0,
         if (!have) { /* blocking, on its own pattern */
             want = choice = now;
             have = 1;
-            interval = 1;
-            next = i + 1;
+            interval = cap < 8 ? cap : 8;
+            next = i + interval;
         } else {
             want = choice;
             if (i >= next) { /* this call refreshes: the next one follows it */

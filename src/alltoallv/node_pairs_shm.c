@@ -717,6 +717,21 @@ static int step_read(nps_run *x)
     return err;
 }
 
+/* A first window's data half where auto agreed this call's volumes
+ * (c->agreed, the same on every rank), else 0 (XCHG_SHM_BYTES): a
+ * member's out area (node offsets, its blocks) and the slots of the
+ * messages it relays (about twice what a member receives, with their
+ * headers). Too small, the call overflows, runs node_pairs once and the
+ * window grows to the agreed need; a window's cost grows with its size
+ * and is paid before any saving. */
+static size_t first_need(const xchg_call *c, const nps_state *s)
+{
+    if (!c->agreed)
+        return 0;
+    const uint64_t N = (uint64_t)s->N, P = (uint64_t)c->size;
+    return (size_t)(8 * N + c->agreed->max_send + 2 * c->agreed->max_recv + 16 * (N + P));
+}
+
 int xchg_alltoallv_node_pairs_shm(xchg_call *c)
 {
     if (c->size == 1)
@@ -727,8 +742,8 @@ int xchg_alltoallv_node_pairs_shm(xchg_call *c)
         return rc;
     nps_state *s = state;
     xchg_shm_window *w = NULL;
-    rc = xchg_node_window_for_call(c->cs, s->nl->node, table_bytes(s, c->size), (size_t)s->need,
-                                   &w);
+    rc = xchg_node_window_for_call(c->cs, s->nl->node, table_bytes(s, c->size),
+                                   s->need ? (size_t)s->need : first_need(c, s), &w);
     if (rc != MPI_SUCCESS)
         return rc;
     if (!w) {

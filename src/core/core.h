@@ -35,14 +35,16 @@ int xchg_unpack_block(const void *in, void *buf, int disp, int count,
 /* The simulated build's charges for local work (simcost.h). */
 #include "simcost.h"
 
-/* One call of an alltoallv algorithm: arguments already checked, MPI_IN_PLACE
- * already resolved (sendbuf is a real buffer), comm is the private duplicate. */
 /* Facts of one call agreed by every rank (xchg_call.agreed). */
 typedef struct xchg_call_agreed {
     uint64_t max_block;  /* the largest block any rank sends (bytes) */
     uint64_t min_budget; /* the smallest temporary-memory budget left on any rank */
     uint64_t max_send;   /* the most bytes any rank sends (its own block included) */
+    uint64_t max_recv;   /* the most bytes any rank receives */
 } xchg_call_agreed;
+
+/* One call of an alltoallv algorithm: arguments already checked, MPI_IN_PLACE
+ * already resolved (sendbuf is a real buffer), comm is the private duplicate. */
 
 typedef struct xchg_call {
     const void *sendbuf;

@@ -375,6 +375,18 @@ static int node_growth_due(const xchg_shm_window *w, size_t grow_to, size_t entr
     return !(w->refused && stride_for(ent, half) >= w->refused);
 }
 
+/* The node window's first half: XCHG_SHM_BYTES where set (or grow_to
+ * where larger); else the caller's need where it gives one (grow_to), at
+ * least SHM_FIRST_HALF, as the one-node window's (shm_first_half). */
+static size_t node_first_half(const xchg_comm_state *cs, size_t grow_to)
+{
+    size_t set = (size_t)cs->settings.shm_bytes;
+    if (cs->settings.shm_bytes_set || grow_to == 0)
+        return grow_to > set ? grow_to : set;
+    grow_to = (grow_to + 4095) & ~(size_t)4095;
+    return grow_to < SHM_FIRST_HALF ? SHM_FIRST_HALF : grow_to;
+}
+
 int xchg_node_window_of(xchg_comm_state *cs, MPI_Comm node, size_t table_bytes,
                         size_t grow_to, xchg_shm_window **out)
 {
@@ -384,9 +396,7 @@ int xchg_node_window_of(xchg_comm_state *cs, MPI_Comm node, size_t table_bytes,
     if (!w) {
         xchg_shm_window spare;
         xchg_shm_window *use = state_new(&spare, entries);
-        size_t half = (size_t)cs->settings.shm_bytes;
-        if (grow_to > half)
-            half = grow_to;
+        size_t half = node_first_half(cs, grow_to);
         if (node_window_possible(cs))
             use->usable = node_window_make(cs, use, node, half, use == &spare);
         w = state_cache(cs, XCHG_EXT_NODE_WINDOW, use, &spare);
