@@ -163,7 +163,7 @@ void xchg_charge_ops(xchg_op op, size_t n)
 static double rounds_of(MPI_Comm comm)
 {
     int P = 1;
-    if (PMPI_Comm_size(comm, &P) != MPI_SUCCESS || P < 2)
+    if (MPI_Comm_size(comm, &P) != MPI_SUCCESS || P < 2)
         return 1.0;
     return ceil(log2((double)P));
 }
