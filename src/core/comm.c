@@ -305,7 +305,10 @@ static int private_dup(MPI_Comm comm, int rank, int size, const xchg_algo_names 
     /* MPI raises a failed MPI_Comm_dup on comm's handler, by default
      * MPI_ERRORS_ARE_FATAL: return instead, and agree below. */
     MPI_Errhandler old = MPI_ERRHANDLER_NULL;
-    int have_old = MPI_Comm_get_errhandler(comm, &old) == MPI_SUCCESS;
+    /* (SMPI gives MPI_ERRHANDLER_NULL for a communicator of MPI_Comm_create,
+     * which it cannot set back: that one's handler is left alone) */
+    int have_old = MPI_Comm_get_errhandler(comm, &old) == MPI_SUCCESS &&
+                   old != MPI_ERRHANDLER_NULL;
     if (have_old)
         MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     MPI_Comm pc = MPI_COMM_NULL;
