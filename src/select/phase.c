@@ -184,11 +184,22 @@ static int mpi_call_large(const xchg_call *c, const xchg_phase_large *large, int
 }
 #endif
 
+#ifdef XCHG_SMPI
+/* The simulated build's stand-in for MPI's own call: the MPICH model, or
+ * the baseline XCHG_ALLTOALLV_ALGO names (mpich_model, ompi_model). */
+static xchg_algo standin_of(const xchg_comm_state *cs)
+{
+    const xchg_algo a = cs->settings.alltoallv_algo;
+    const xchg_algo_info *info = xchg_registry_find(a);
+    return info && info->baseline && a != XCHG_ALGO_VENDOR ? a : XCHG_ALGO_MPICH_MODEL;
+}
+#endif
+
 /* MPI's own call: the library's MPI_Alltoallv (MPI_Alltoallv_c for the
  * large-count entry; through PMPI, so that the preload does not take it
- * back), or in the simulated build the MPICH model on the caller's
- * communicator. failed: this rank's arguments were replaced by empty
- * blocks (check_args). */
+ * back), or in the simulated build a model of it on the caller's
+ * communicator (standin_of). failed: this rank's arguments were replaced
+ * by empty blocks (check_args). */
 static int mpi_call(xchg_call *c, const xchg_phase_large *large, int failed, int *raised)
 {
 #ifdef XCHG_SMPI
@@ -196,7 +207,7 @@ static int mpi_call(xchg_call *c, const xchg_phase_large *large, int failed, int
         *raised = 0;
         c->temp_limit = xchg_temp_limit_of(c->cs);
         xchg_charge_ops(XCHG_OP_PEER, (size_t)c->size); /* as the usual path charges */
-        return xchg_registry_find(XCHG_ALGO_MPICH_MODEL)->run(c);
+        return xchg_registry_find(standin_of(c->cs))->run(c);
     }
 #endif
     *raised = 1; /* MPI raised its own errors on the caller's communicator */
@@ -334,19 +345,20 @@ static int check_start(const xchg_call *c, int arg_rc, long long *v, MPI_Request
 }
 
 /* What xchg_get_stats says of a passed-through call. */
-static void count_passed(xchg_comm_state *cs, const xchg_call *c)
+static void count_passed(xchg_comm_state *cs, const xchg_call *c, int baseline)
 {
     (void)c;
     cs->calls++;
     cs->last.algo = XCHG_ALGO_VENDOR;
 #ifdef XCHG_SMPI
     if (c->sendbuf != MPI_IN_PLACE)
-        cs->last.algo = XCHG_ALGO_MPICH_MODEL;
+        cs->last.algo = standin_of(cs);
 #endif
     cs->last.sparse_algo = XCHG_SPARSE_INVALID;
     cs->last.temp_bytes = 0;
     cs->last.calls = cs->calls;
-    cs->last.passed_to_mpi = XCHG_PASSED_BEFORE_SETUP;
+    /* a baseline asked for by name ran as asked */
+    cs->last.passed_to_mpi = baseline ? 0 : XCHG_PASSED_BEFORE_SETUP;
 }
 
 /* Call n, passed to MPI: the check where n is its call (every rank takes
@@ -402,7 +414,7 @@ static int pass_through(const xchg_algo_names *names, xchg_call *c, MPI_Datatype
         *raised = 0;
         rc = arg_rc;
     }
-    count_passed(c->cs, c);
+    count_passed(c->cs, c, ph->baseline);
     return rc;
 }
 
@@ -424,14 +436,26 @@ int xchg_phase_alltoallv(MPI_Comm comm, const xchg_algo_names *names, const void
     }
     /* Not set up: new (bare), or MPI refused the duplicate before. */
     const xchg_settings *set = &cs->settings;
-    const int at_once = set->alltoallv_algo != XCHG_ALGO_AUTO || set->check || set->record ||
-                        set->setup_at == 1 || !cs->bare;
+    int baseline = 0;
+#ifdef XCHG_SMPI
+    /* a baseline named in XCHG_ALLTOALLV_ALGO stands in for MPI's own call
+     * (an application's rows under SMPI): it runs as the pass-through
+     * does, on the caller's communicator, every call, with no set-up of
+     * xchg's (whose costs the simulator charges) */
+    baseline = standin_of(cs) == set->alltoallv_algo && sendbuf != MPI_IN_PLACE &&
+               !set->check && !set->record && cs->bare;
+#endif
+    const int at_once = !baseline && (set->alltoallv_algo != XCHG_ALGO_AUTO || set->check ||
+                                      set->record || set->setup_at == 1 || !cs->bare);
     xchg_phase_counts *ph = &cs->phase;
     const unsigned long n = ++ph->calls;
     xchg_call c = {.sendbuf = sendbuf, .sendcounts = sendcounts, .sdispls = sdispls,
                    .recvbuf = recvbuf, .recvcounts = recvcounts, .rdispls = rdispls,
                    .comm = comm, .cs = cs, .rank = cs->rank, .size = cs->size};
-    if (n == 1 && !at_once) {
+    if (n == 1 && baseline) {
+        ph->baseline = 1;
+        ph->setup_at = ph->check_at = 0; /* never */
+    } else if (n == 1 && !at_once) {
         ph->setup_at = set->setup_at > 1 ? (unsigned long)set->setup_at : 0;
         ph->check_at = ph->setup_at ? 0 : first_check(cs->size);
     }
