@@ -28,6 +28,15 @@
 #define XCHG_CAL_HASH_STEP_NS 9.20
 #define XCHG_CAL_MODEL_NS 1700.0
 
+/* A node window's flag: published by one core and seen by another
+ * (sim/calibrate/flag_cost.c, half a round trip at 2 ranks), what each of
+ * a node synchronisation's L-1 serial flag reads costs; and one round of
+ * the simulated build's node barrier that stands in for the reads
+ * (SimGrid's 0.15 us loopback and smpi.cfg's 0.2 us send and receive
+ * overheads: not measured, the simulator's own cost). */
+#define XCHG_CAL_FLAG_NS 180.0
+#define XCHG_CAL_NODE_BARRIER_ROUND_NS 550.0
+
 /* A communicator's set-up on real MPI (us; mean of MPICH and Open MPI at
  * 4 ranks, xchg-bench setup): MPI_Comm_dup and MPI_Comm_split_type per
  * log2 P round, MPI_Win_allocate_shared + MPI_Win_free's fixed cost and

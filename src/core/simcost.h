@@ -25,6 +25,7 @@ typedef enum xchg_op {
     XCHG_OP_PEER,       /* one step of a loop over peers: counts read and summed */
     XCHG_OP_HASH,       /* one hash step of a block size (node_pairs_shm) */
     XCHG_OP_MODEL,      /* one ranking of auto's candidates by its model */
+    XCHG_OP_FLAG,       /* a node window's flag read (see xchg_charge_node_sync) */
     XCHG_OP_COUNT
 } xchg_op;
 #ifdef XCHG_SMPI
@@ -32,6 +33,10 @@ void xchg_charge_copy(size_t bytes);
 void xchg_charge_copies(size_t calls, size_t bytes);
 void xchg_charge_ops(xchg_op op, size_t n);
 void xchg_charge_flush(void);
+/* A node synchronisation of L members, after the simulated build's node
+ * barrier: the real code's L-1 serial flag reads, less the barrier's
+ * rounds that stood for them (never below the barrier). */
+void xchg_charge_node_sync(int L);
 #else
 static inline void xchg_charge_ops(xchg_op op, size_t n)
 {

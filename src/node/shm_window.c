@@ -439,6 +439,7 @@ void xchg_shm_sync(xchg_shm_window *w, uint64_t e)
 #ifdef XCHG_SMPI
     (void)e;
     MPI_Barrier(w->node);
+    xchg_charge_node_sync(w->P); /* the flag reads the barrier stands for */
 #else
     xchg_shm_publish(w, e);
     for (int i = 1; i < w->P; i++)

@@ -111,9 +111,9 @@ typedef struct xchg_model_params {
 
 void xchg_model_defaults(xchg_model_params *m);
 /* One synchronisation of a node window among L members (the _shm
- * algorithms'), priced as a node barrier: dissemination, ceil(log2 L)
- * rounds inside the node (what the simulated build does; flags in memory
- * cost less). 0 for a node of one. */
+ * algorithms'): the slower of a node barrier (dissemination, ceil(log2 L)
+ * rounds inside the node, what the simulated build runs) and the real
+ * code's L-1 serial flag reads (calibrated.h). 0 for a node of one. */
 double xchg_model_node_sync(const xchg_model_params *m, double L);
 /* What setting a communicator up costs before its first exchange by xchg
  * (select/phase.c): the private duplicate, the node split and the settings
