@@ -156,17 +156,17 @@ static void record_passed(xchg_comm_state *cs)
     cs->last.passed_to_mpi = XCHG_PASSED_BEYOND_INT;
 }
 
-/* What run_c and init_c do first: the communicator checked, its state,
- * earlier nonblocking exchanges drained, the counts converted (unless
- * have_cv: run_c's first calls converted them) and whether any rank's do
- * not fit agreed. On failure returns the raised error with nothing left
- * to free. */
+/* What run_c and init_c do first: the communicator checked, its state
+ * (unless *csp has it: run_c's first calls found it set up), earlier
+ * nonblocking exchanges drained, the counts converted (unless have_cv:
+ * run_c's first calls converted them) and whether any rank's do not fit
+ * agreed. On failure returns the raised error with nothing left to free. */
 static int begin_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
                    const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Comm comm,
                    int have_cv, xchg_comm_state **csp, converted *cv, int *any_unfit, int *who)
 {
     int P = 0, rc = xchg_check_comm(comm, &P);
-    if (rc == MPI_SUCCESS)
+    if (rc == MPI_SUCCESS && !*csp)
         rc = xchg_api_state(comm, csp);
     if (rc != MPI_SUCCESS) {
         if (have_cv)

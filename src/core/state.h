@@ -54,8 +54,6 @@ typedef struct xchg_phase_counts {
     unsigned long setup_at; /* the call that sets up (0: not decided) */
     double mpi_seconds;     /* this rank's time in the timed MPI calls before a check */
     unsigned long timed;    /* ... and their number */
-    int baseline;           /* simulated build: a baseline named in XCHG_ALLTOALLV_ALGO
-                               runs every call here, as MPI's own (phase.c) */
 } xchg_phase_counts;
 struct xchg_wait_hook;          /* work the waits progress (src/progress/progress.h) */
 

@@ -254,13 +254,21 @@ static xchg_shm_window *state_cache(xchg_comm_state *cs, int slot, xchg_shm_wind
  * saving; a call that needs more runs linear once and the window grows. */
 enum { SHM_FIRST_HALF = 16384 };
 
+/* A first half for a need of `need` bytes: whole pages, at least
+ * SHM_FIRST_HALF (the node window's first half too). */
+static size_t first_half_for(size_t need)
+{
+    need = (need + 4095) & ~(size_t)4095;
+    return need < SHM_FIRST_HALF ? SHM_FIRST_HALF : need;
+}
+
 static size_t shm_first_half(const xchg_comm_state *cs, size_t first)
 {
     size_t set = (size_t)cs->settings.shm_bytes;
     if (cs->settings.shm_bytes_set || set < SHM_FIRST_HALF)
         return set;
-    first = (first + 4095) & ~(size_t)4095;
-    return first < SHM_FIRST_HALF ? SHM_FIRST_HALF : first > set ? set : first;
+    first = first_half_for(first);
+    return first > set ? set : first;
 }
 
 int xchg_shm_window_of(xchg_comm_state *cs, size_t first, xchg_shm_window **out)
@@ -383,8 +391,7 @@ static size_t node_first_half(const xchg_comm_state *cs, size_t grow_to)
     size_t set = (size_t)cs->settings.shm_bytes;
     if (cs->settings.shm_bytes_set || grow_to == 0)
         return grow_to > set ? grow_to : set;
-    grow_to = (grow_to + 4095) & ~(size_t)4095;
-    return grow_to < SHM_FIRST_HALF ? SHM_FIRST_HALF : grow_to;
+    return first_half_for(grow_to);
 }
 
 int xchg_node_window_of(xchg_comm_state *cs, MPI_Comm node, size_t table_bytes,

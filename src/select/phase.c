@@ -366,8 +366,8 @@ static void count_passed(xchg_comm_state *cs, const xchg_call *c, int baseline)
  * and a set-up that pays at once made at its end, so that the next call
  * runs the choice. */
 static int pass_through(const xchg_algo_names *names, xchg_call *c, MPI_Datatype sendtype,
-                        MPI_Datatype recvtype, const xchg_phase_large *large, unsigned long n,
-                        int *raised)
+                        MPI_Datatype recvtype, const xchg_phase_large *large, int baseline,
+                        unsigned long n, int *raised)
 {
     xchg_phase_counts *ph = &c->cs->phase;
     int *zeros = NULL;
@@ -414,7 +414,7 @@ static int pass_through(const xchg_algo_names *names, xchg_call *c, MPI_Datatype
         *raised = 0;
         rc = arg_rc;
     }
-    count_passed(c->cs, c, ph->baseline);
+    count_passed(c->cs, c, baseline);
     return rc;
 }
 
@@ -452,10 +452,7 @@ int xchg_phase_alltoallv(MPI_Comm comm, const xchg_algo_names *names, const void
     xchg_call c = {.sendbuf = sendbuf, .sendcounts = sendcounts, .sdispls = sdispls,
                    .recvbuf = recvbuf, .recvcounts = recvcounts, .rdispls = rdispls,
                    .comm = comm, .cs = cs, .rank = cs->rank, .size = cs->size};
-    if (n == 1 && baseline) {
-        ph->baseline = 1;
-        ph->setup_at = ph->check_at = 0; /* never */
-    } else if (n == 1 && !at_once) {
+    if (n == 1 && !at_once && !baseline) { /* a baseline never checks nor sets up */
         ph->setup_at = set->setup_at > 1 ? (unsigned long)set->setup_at : 0;
         ph->check_at = ph->setup_at ? 0 : first_check(cs->size);
     }
@@ -471,5 +468,5 @@ int xchg_phase_alltoallv(MPI_Comm comm, const xchg_algo_names *names, const void
          * (core's schedule after a refusal: 1, 2, 4, ... 64 calls) */
     }
     *passed = 1;
-    return pass_through(names, &c, sendtype, recvtype, large, n, raised);
+    return pass_through(names, &c, sendtype, recvtype, large, baseline, n, raised);
 }
