@@ -2,8 +2,8 @@
  * local_cost.c - native costs of libxchg's local work, for the simulated
  * build's charges (src/core/calibrated.h). Run by sim/calibrate/run on
  * one rank of a real MPI, linked with libxchg's static library (the real
- * argument checks and model; the hash step is node_pairs_shm's, whose
- * function is static there and repeated here).
+ * argument checks and model; node_pairs_shm's block-size check sum is
+ * static there and repeated here).
  *
  * Each figure is the smallest of 15 repetitions' means (a CPU cost: the
  * smallest is the one a busy machine disturbed least), printed as
@@ -31,16 +31,8 @@ static double now(void)
 
 static volatile uint64_t sink; /* keeps the measured work */
 
-/* node_pairs_shm's hash_step (FNV-1a over a size's 8 bytes) */
-static uint64_t hash_step(uint64_t h, int64_t v)
-{
-    for (int i = 0; i < 8; i++) {
-        h ^= (uint64_t)(v >> (8 * i)) & 0xff;
-        h *= 1099511628211ull;
-    }
-    return h;
-}
-
+/* node_pairs_shm's block-size check sum keys: odd, pseudo-random */
+static uint64_t key[16];
 /* ns per unit of f's work (n units a run), smallest over REPS runs */
 static double best_ns(double (*f)(int), int n, int inner)
 {
@@ -81,12 +73,19 @@ static double run_peer(int k)
     return (double)(sum + n);
 }
 
-static double run_hash(int k)
+/* node_pairs_shm's receiver side of its block-size check: a node's
+ * expected bytes and their keyed sum (its relay's side is the same step
+ * over 32-bit sizes) */
+static double run_size_sum(int k)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (int j = 0; j < P; j++)
-        h = hash_step(h, (int64_t)counts[j] + k);
-    return (double)(h & 1);
+    uint64_t sum = 0;
+    int64_t want = 0;
+    for (int j = 0; j < P; j++) {
+        int64_t v = (int64_t)counts[(j + k) & (P - 1)] * 8;
+        want += v;
+        sum += key[j & 15] * (uint64_t)v;
+    }
+    return (double)((sum & 1) + (uint64_t)want);
 }
 
 static xchg_model_params params;
@@ -137,6 +136,8 @@ int main(int argc, char **argv)
     f[XCHG_AF_SUM_BYTES] = 16LL * P * (P - 1), f[XCHG_AF_SUM_OFF] = 16LL * P * (P - 16);
     xchg_pattern_stats_from(&stats, f, P);
     xchg_model_defaults(&params);
+    for (int j = 0; j < 16; j++)
+        key[j] = (0x9e3779b97f4a7c15ull * (uint64_t)(j + 1)) | 1;
     big_src = malloc(BIG);
     big_dst = malloc(BIG);
     memset(big_src, 1, BIG);
@@ -146,8 +147,8 @@ int main(int argc, char **argv)
            best_ns(run_check, 2 * P, 20), P);
     printf("PEER_NS %.2f   # a loop step over peers (read, skip empty, sum), P=%d\n",
            best_ns(run_peer, P, 200), P);
-    printf("HASH_STEP_NS %.2f   # node_pairs_shm's hash step of a block size\n",
-           best_ns(run_hash, P, 200));
+    printf("SIZE_SUM_NS %.2f   # node_pairs_shm's check-sum step of a block size\n",
+           best_ns(run_size_sum, P, 200));
     printf("MODEL_NS %.0f   # one ranking of auto's candidates by the model, P=%d\n",
            best_ns(run_model, 1, 20), P);
     double per_byte = best_ns(run_copy_big, BLOCK, (BIG / BLOCK) * 4);

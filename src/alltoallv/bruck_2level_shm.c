@@ -31,7 +31,7 @@
  * is bruck_2level's contract.
  * No window (refused by MPI on some node, XCHG_SHM_BYTES=0), or inside a
  * coroutine before it is ready, or under SMPI inside a coroutine (its
- * synchronisation is a node barrier there): bruck_2level runs, the same
+ * synchronisation's waits block the simulated rank): bruck_2level runs, the same
  * on every rank (xchg_get_stats says so).
  */
 #include "bruck_2level.h"

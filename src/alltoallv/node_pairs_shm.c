@@ -37,7 +37,7 @@
  * A message is a header, then its data: word 0 the sending node's agreed
  * flag (argument errors, xchg_agree_flag, merged by maximum), word 1 the
  * sending node's need (window bytes a member lacked, 0 when all fit), then
- * for each member of the receiving node its total bytes and a hash of its
+ * for each member of the receiving node its total bytes and a check sum of its
  * blocks' sizes; the data only when both flags are 0. So a relay that
  * cannot hold a message knows its flags are 0 and drains it. Each relay
  * publishes the largest flags it received; after step 2 every rank knows
@@ -48,13 +48,13 @@
  *    largest need (collective; where that passes XCHG_MAX_TEMP_BYTES the
  *    window stays and such calls run node_pairs);
  *  - otherwise each rank copies its blocks out, checking each node's
- *    total and hash against its recvcounts: a mismatch, or a message
+ *    total and check sum against its recvcounts: a mismatch, or a message
  *    larger than expected, is MPI_ERR_TRUNCATE on that rank (as MPI's own
  *    receive would be; block sizes that differ but add up are caught by
- *    the hash, which node_pairs would instead accept where smaller).
+ *    the check sum, which node_pairs would instead accept where smaller).
  * Where the window cannot be used (refused by MPI on some node, XCHG_SHM_
  * BYTES=0), or inside a coroutine before the window is ready, or under
- * SMPI inside a coroutine (its synchronisation is a node barrier there),
+ * SMPI inside a coroutine (its synchronisation's waits block the rank there),
  * node_pairs runs instead, the same on every rank.
  */
 #include "node/shm_window.h"
@@ -71,7 +71,7 @@ int xchg_node_pairs_shm_prepare(xchg_comm_state *cs);
 int xchg_node_pairs_shm_ready(const xchg_comm_state *cs);
 int xchg_node_pairs_shm_usable(const xchg_comm_state *cs);
 
-enum { NPS_HDR = 2 }; /* message words before the per-member (total, hash) pairs */
+enum { NPS_HDR = 2 }; /* message words before the per-member (total, check) pairs */
 
 /* The half's header words this algorithm adds (xchg_shm_header.pad). */
 enum { PAD_OUT = 0, PAD_RX_ERR = 1, PAD_RX_NEED = 2 };
@@ -96,6 +96,7 @@ typedef struct nps_state {
     MPI_Request *req;           /* 2 ns: receives, then sends */
     int hw;                     /* header words of the largest message */
     int64_t *hout, *hin;        /* ns headers each: messages without data, out and in */
+    uint64_t *key;              /* lmax: each place's key for the size checks */
     uint64_t need;              /* agreed: the largest window need seen (grow to it) */
 } nps_state;
 
@@ -125,6 +126,20 @@ static void chunk_of(const xchg_node_layout *n, int X, int k, int nk, int *lo, i
     *hi = (int)((long)(k + 1) * L / nk);
 }
 
+/* The check of a receiver's block sizes from one node: the sum of each
+ * size times its sender's key (its place on the sending node), modulo
+ * 2^64. Keys are odd and pseudo-random, so sizes that move bytes between
+ * two senders but keep the total (checked apart) change the sum: k1 d =
+ * k2 d mod 2^64 needs d divisible by 2^63 or so. One multiply-add a
+ * block. */
+static uint64_t size_key(int place)
+{
+    uint64_t z = 0x9e3779b97f4a7c15ull * (uint64_t)(place + 1); /* splitmix64 */
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return (z ^ (z >> 31)) | 1;
+}
+
 static void nps_free(void *p)
 {
     nps_state *s = p;
@@ -135,6 +150,7 @@ static void nps_free(void *p)
         free(s->acc);
         free(s->req);
         free(s->hout);
+        free(s->key);
     }
     free(s);
 }
@@ -169,11 +185,14 @@ static int nps_build(xchg_comm_state *cs, const xchg_node_layout *n, void **out)
         }
     }
     s->hw = NPS_HDR + 2 * lmax;
+    s->key = malloc(sizeof(uint64_t) * (size_t)lmax);
     s->mine = malloc(sizeof(int) * (2 * (size_t)s->ns + (size_t)s->N + 1));
     s->req = malloc(sizeof(MPI_Request) * (2 * (size_t)s->ns + 1));
     s->hout = malloc(sizeof(int64_t) * 2 * (size_t)s->hw * ((size_t)s->ns + 1));
-    if (!s->mine || !s->req || !s->hout)
+    if (!s->mine || !s->req || !s->hout || !s->key)
         return xchg_error_code(MPI_ERR_NO_MEM, "node_pairs_shm: no memory for its tables");
+    for (int k = 0; k < lmax; k++)
+        s->key[k] = size_key(k);
     s->partner = s->mine + s->ns;
     s->read = s->partner + s->ns;
     s->hin = s->hout + (size_t)s->hw * ((size_t)s->ns + 1);
@@ -230,17 +249,6 @@ int xchg_node_pairs_shm_usable(const xchg_comm_state *cs)
 {
     return cs->size == 1 || xchg_node_window_usable(cs);
 }
-
-/* A hash of a sequence of block sizes (FNV-1a over their bytes). */
-static uint64_t hash_step(uint64_t h, int64_t v)
-{
-    for (int i = 0; i < 8; i++) {
-        h ^= (uint64_t)(v >> (8 * i)) & 0xff;
-        h *= 1099511628211ull;
-    }
-    return h;
-}
-static const uint64_t hash_start = 1469598103934665603ull;
 
 /* One call. */
 typedef struct nps_run {
@@ -492,11 +500,11 @@ static size_t message_for(nps_run *x, int i, int64_t *m, int data, int64_t flag)
         cur[j] = block_off(x, j, b, lo);
     for (int q = lo; q < hi; q++) {
         int d = xchg_node_member(n, b, q);
-        uint64_t hsh = hash_start;
+        uint64_t sum = 0;
         int64_t t = 0;
         for (int j = 0; j < s->L; j++) {
             uint64_t len = sizes_of(x, j)[d];
-            hsh = hash_step(hsh, (int64_t)len);
+            sum += s->key[j] * len;
             if (len) {
                 memcpy(p, out_of(x, j) + cur[j], len);
                 p += len, copies++, bytes += len;
@@ -505,10 +513,10 @@ static size_t message_for(nps_run *x, int i, int64_t *m, int data, int64_t flag)
             t += (int64_t)len;
         }
         m[NPS_HDR + 2 * (q - lo)] = t;
-        m[NPS_HDR + 2 * (q - lo) + 1] = (int64_t)hsh;
+        m[NPS_HDR + 2 * (q - lo) + 1] = (int64_t)sum;
     }
     xchg_charge_copies(copies, bytes);
-    xchg_charge_ops(XCHG_OP_HASH, (size_t)(hi - lo) * (size_t)s->L);
+    xchg_charge_ops(XCHG_OP_SIZE_SUM, (size_t)(hi - lo) * (size_t)s->L);
     return sizeof(int64_t) * (size_t)(NPS_HDR + 2 * cl) + bytes;
 }
 
@@ -638,7 +646,9 @@ static int step_relay(nps_run *x)
     if (err != MPI_SUCCESS)
         return err; /* MPI itself failed: it reports the same on the ranks concerned */
     MPI_Status *st = malloc(sizeof(MPI_Status) * 2 * (size_t)ns);
+    xchg_world_errors_return(1); /* MPICH: a truncated receive as a code (progress.h) */
     int werr = xchg_mpi_waitall(2 * ns, s->req, st ? st : MPI_STATUSES_IGNORE);
+    xchg_world_errors_return(0);
     for (int i = 0; i < ns; i++) {
         const int64_t *h = s->hin + (size_t)s->hw * (size_t)i;
         if (x->window_rx) {
@@ -693,14 +703,14 @@ static int step_read(nps_run *x)
         const int64_t *m = slot + 1;
         const int Lb = xchg_node_size(n, b);
         int64_t want = 0, t = m[NPS_HDR + 2 * me];
-        uint64_t hsh = hash_start;
+        uint64_t sum = 0;
         for (int k = 0; k < Lb; k++) {
             int64_t v = (int64_t)c->recvcounts[xchg_node_member(n, b, k)] * rsz;
             want += v;
-            hsh = hash_step(hsh, v);
+            sum += s->key[k] * (uint64_t)v;
         }
-        xchg_charge_ops(XCHG_OP_HASH, (size_t)Lb);
-        if (slot[0] != MPI_SUCCESS || t != want || (uint64_t)m[NPS_HDR + 2 * me + 1] != hsh) {
+        xchg_charge_ops(XCHG_OP_SIZE_SUM, (size_t)Lb);
+        if (slot[0] != MPI_SUCCESS || t != want || (uint64_t)m[NPS_HDR + 2 * me + 1] != sum) {
             if (err == MPI_SUCCESS)
                 err = xchg_error_code(MPI_ERR_TRUNCATE, "node_pairs_shm: the blocks node %d "
                                       "sends rank %d (%lld bytes) do not match recvcounts "

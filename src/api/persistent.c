@@ -343,7 +343,7 @@ int xchg_alltoallv_init_run(xchg_algo algo, int from_env, int pre_err, const voi
      * even if the caller frees comm first. */
     xchg_request_bind(r, q->persist ? &plan_ops : &generic_ops, comm, a.cs, 0);
     *req = r;
-    return MPI_SUCCESS;
+    return xchg_raise(comm, MPI_SUCCESS); /* (SMPI: the model's charge, flushed) */
 }
 
 int xchg_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],

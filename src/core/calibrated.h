@@ -21,21 +21,18 @@
 
 /* Per-operation CPU costs (ns): the argument checks of an alltoallv per
  * peer and side (xchg_check_alltoallv_arrays), one step of a loop over a rank's
- * peers that reads and sums counts, one hash step of a block size
+ * peers that reads and sums counts, one step of a block-size check sum
  * (node_pairs_shm), one ranking of auto's candidates by its model. */
 #define XCHG_CAL_CHECK_PEER_NS 0.50
 #define XCHG_CAL_PEER_NS 0.70
-#define XCHG_CAL_HASH_STEP_NS 9.20
+#define XCHG_CAL_SIZE_SUM_NS 0.56
 #define XCHG_CAL_MODEL_NS 1700.0
 
 /* A node window's flag: published by one core and seen by another
  * (sim/calibrate/flag_cost.c, half a round trip at 2 ranks), what each of
- * a node synchronisation's L-1 serial flag reads costs; and one round of
- * the simulated build's node barrier that stands in for the reads
- * (SimGrid's 0.15 us loopback and smpi.cfg's 0.2 us send and receive
- * overheads: not measured, the simulator's own cost). */
+ * a node synchronisation's flag latencies costs (a round of its
+ * dissemination barrier, xchg_node_sync_flags). */
 #define XCHG_CAL_FLAG_NS 180.0
-#define XCHG_CAL_NODE_BARRIER_ROUND_NS 550.0
 
 /* A communicator's set-up on real MPI (us; mean of MPICH and Open MPI at
  * 4 ranks, xchg-bench setup): MPI_Comm_dup and MPI_Comm_split_type per

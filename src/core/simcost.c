@@ -15,10 +15,10 @@
  *            than its core. Without one, bytes at one core's rate on the
  *            rank's own core (no shared limit).
  *   CPU work xchg_charge_ops(op, n): argument checks, loops over peers,
- *            hashing, the model's ranking, on the rank's core; a node
- *            window's synchronisation as the real code's serial flag reads
- *            (xchg_charge_node_sync, after the node barrier standing in
- *            for them).
+ *            block-size sums, the model's ranking, on the rank's core; a
+ *            flag of a node window seen by a member that waited for it
+ *            (node/shm_window.c: the real code's synchronisation, asleep
+ *            on SimGrid conditions).
  *   set-up   xchg_charge_setup_*: what MPI_Comm_dup, MPI_Comm_split_type
  *            and the shared windows cost on real MPI (SMPI's cost little),
  *            called by sim_flush.h's wrappers of those functions.
@@ -99,7 +99,7 @@ static void cost_init(void)
     memory = env_off("XCHG_SIM_NODE_MEMORY") ? NULL : memory_of_node();
     op_s[XCHG_OP_CHECK_PEER] = XCHG_CAL_CHECK_PEER_NS * 1e-9;
     op_s[XCHG_OP_PEER] = XCHG_CAL_PEER_NS * 1e-9;
-    op_s[XCHG_OP_HASH] = XCHG_CAL_HASH_STEP_NS * 1e-9;
+    op_s[XCHG_OP_SIZE_SUM] = XCHG_CAL_SIZE_SUM_NS * 1e-9;
     op_s[XCHG_OP_MODEL] = XCHG_CAL_MODEL_NS * 1e-9;
     op_s[XCHG_OP_FLAG] = XCHG_CAL_FLAG_NS * 1e-9;
     cost_ready = 1;
@@ -162,18 +162,6 @@ void xchg_charge_ops(xchg_op op, size_t n)
         cost_init();
     if (ops_on && n && op >= 0 && op < XCHG_OP_COUNT)
         charge((double)n * op_s[op], 0.0);
-}
-
-void xchg_charge_node_sync(int L)
-{
-    if (!cost_ready)
-        cost_init();
-    if (!ops_on || L < 2)
-        return;
-    double reads = (double)(L - 1) * op_s[XCHG_OP_FLAG];
-    double barrier = ceil(log2((double)L)) * XCHG_CAL_NODE_BARRIER_ROUND_NS * 1e-9;
-    if (reads > barrier)
-        charge(reads - barrier, 0.0);
 }
 
 static double rounds_of(MPI_Comm comm)

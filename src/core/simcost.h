@@ -23,20 +23,32 @@
 typedef enum xchg_op {
     XCHG_OP_CHECK_PEER, /* the argument checks of an alltoallv, per peer */
     XCHG_OP_PEER,       /* one step of a loop over peers: counts read and summed */
-    XCHG_OP_HASH,       /* one hash step of a block size (node_pairs_shm) */
+    XCHG_OP_SIZE_SUM,   /* one step of a block-size check sum (node_pairs_shm) */
     XCHG_OP_MODEL,      /* one ranking of auto's candidates by its model */
-    XCHG_OP_FLAG,       /* a node window's flag read (see xchg_charge_node_sync) */
+    XCHG_OP_FLAG,       /* a node window's flag seen by a waiting member */
     XCHG_OP_COUNT
 } xchg_op;
+/* The flag latencies a node synchronisation of L members waits through
+ * (node/shm_window.c): ceil(log2 L) rounds of its dissemination barrier
+ * on nodes of up to 2^XCHG_NODE_SYNC_ROUNDS members (its round flags share
+ * a region's flag lines), L - 1 serial reads on larger ones. */
+enum { XCHG_NODE_SYNC_ROUNDS = 13 };
+static inline int xchg_node_sync_flags(int L)
+{
+    if (L < 2)
+        return 0;
+    if (L > 1 << XCHG_NODE_SYNC_ROUNDS)
+        return L - 1;
+    int k = 0;
+    while ((1 << k) < L)
+        k++;
+    return k;
+}
 #ifdef XCHG_SMPI
 void xchg_charge_copy(size_t bytes);
 void xchg_charge_copies(size_t calls, size_t bytes);
 void xchg_charge_ops(xchg_op op, size_t n);
 void xchg_charge_flush(void);
-/* A node synchronisation of L members, after the simulated build's node
- * barrier: the real code's L-1 serial flag reads, less the barrier's
- * rounds that stood for them (never below the barrier). */
-void xchg_charge_node_sync(int L);
 #else
 static inline void xchg_charge_ops(xchg_op op, size_t n)
 {

@@ -32,7 +32,7 @@
  * its node-mates see the header and receive them so. No other rank needs
  * to know: nothing is agreed per call. No window (XCHG_SHM_BYTES=0, MPI
  * refused it, one rank), or a polled request under SMPI (whose
- * synchronisation is a node barrier): locality runs, the same on every
+ * synchronisation's waits block the simulated rank): locality runs, the same on every
  * rank.
  */
 #include "locality.h"
@@ -236,7 +236,7 @@ int xchg_neighbor_locality_shm(xchg_nbr_call *c)
     const xchg_nloc_analysis *a = c->analysis;
     xchg_shm_window *w = NULL;
 #ifdef XCHG_SMPI
-    int sync_ok = !xchg_coro_inside(); /* a node barrier there: blocking only */
+    int sync_ok = !xchg_coro_inside(); /* SimGrid waits there: blocking only */
 #else
     int sync_ok = 1;
 #endif

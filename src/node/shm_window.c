@@ -7,6 +7,10 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef XCHG_SMPI
+#include <simgrid/cond.h>
+#include <simgrid/mutex.h>
+#endif
 
 /* The windows made and not yet freed. MPI_Finalize frees them first (an
  * attribute of MPI_COMM_SELF, whose attributes MPI deletes first): Open
@@ -76,17 +80,67 @@ static size_t half_stride_for(size_t entries, size_t half)
     return round64(sizeof(xchg_shm_header) + sizeof(xchg_shm_entry) * entries + half);
 }
 
-/* One rank's region: the flag's 64 bytes and two halves. */
+/* One rank's region: its flag lines and two halves. */
 static size_t stride_for(size_t entries, size_t half)
 {
-    return 64 + 2 * half_stride_for(entries, half);
+    return XCHG_SHM_FLAG_BYTES + 2 * half_stride_for(entries, half);
 }
+
+/* Under SMPI a member waiting for a flag sleeps on its own SimGrid
+ * condition, and the member that stores the flag wakes it: the waiter
+ * resumes at the simulated time of the store, then pays one flag's
+ * latency (XCHG_OP_FLAG, calibrated.h), as the real code's acquire load
+ * that sees the store does. Its mutex and condition: the last two words of
+ * its flag lines (SMPI's ranks share one address space). Only the node
+ * synchronisation waits there: the one-node window does not exist under
+ * SMPI. */
+#ifdef XCHG_SMPI
+typedef struct sim_wake {
+    sg_mutex_t m;
+    sg_cond_t c;
+} sim_wake;
+
+static sim_wake *wake_of(const xchg_shm_window *w, int r)
+{
+    return (sim_wake *)(w->base + (size_t)r * w->stride + XCHG_SHM_FLAG_BYTES -
+                        sizeof(sim_wake));
+}
+
+static void sim_wake_make(xchg_shm_window *w)
+{
+    sim_wake *k = wake_of(w, w->rank);
+    k->m = sg_mutex_init();
+    k->c = sg_cond_init();
+}
+
+static void sim_wake_free(xchg_shm_window *w)
+{
+    if (!w->base)
+        return;
+    sim_wake *k = wake_of(w, w->rank);
+    if (k->c)
+        sg_cond_destroy(k->c);
+    if (k->m)
+        sg_mutex_destroy(k->m);
+    k->c = NULL, k->m = NULL;
+}
+#else
+static void sim_wake_make(xchg_shm_window *w)
+{
+    (void)w;
+}
+static void sim_wake_free(xchg_shm_window *w)
+{
+    (void)w;
+}
+#endif
 
 /* The window itself (the communicator stays). */
 static void window_release(xchg_shm_window *w)
 {
     live_remove(w);
     if (w->win != MPI_WIN_NULL) {
+        sim_wake_free(w);
         MPI_Win_unlock_all(w->win);
         MPI_Win_free(&w->win);
     }
@@ -142,8 +196,9 @@ static int window_make(xchg_shm_window *w, size_t half, size_t limit)
     if (rc == MPI_SUCCESS)
         rc = MPI_Win_lock_all(MPI_MODE_NOCHECK, w->win);
     if (rc == MPI_SUCCESS) {
-        /* the flag only: headers and data are read after it says so */
-        memset(w->base + (size_t)w->rank * w->stride, 0, 64);
+        /* the flags only: headers and data are read after they say so */
+        memset(w->base + (size_t)w->rank * w->stride, 0, XCHG_SHM_FLAG_BYTES);
+        sim_wake_make(w);
         MPI_Win_sync(w->win);
     } else if (w->win != MPI_WIN_NULL) {
         MPI_Win_free(&w->win); /* never locked */
@@ -314,9 +369,9 @@ void xchg_shm_publish(xchg_shm_window *w, uint64_t e)
     w->epoch = e;
 }
 
-void xchg_shm_wait(xchg_shm_window *w, int r, uint64_t e)
+/* Waits until the word at flag holds e or more (acquire). */
+static void wait_word(xchg_shm_window *w, const uint64_t *flag, uint64_t e)
 {
-    const uint64_t *flag = xchg_shm_flag(w, r);
     for (int tries = 0; __atomic_load_n(flag, __ATOMIC_ACQUIRE) < e; tries++) {
         if (xchg_coro_inside()) {
             /* the caller's progress loop may touch no MPI call that would
@@ -332,12 +387,84 @@ void xchg_shm_wait(xchg_shm_window *w, int r, uint64_t e)
     MPI_Win_sync(w->win);
 }
 
+void xchg_shm_wait(xchg_shm_window *w, int r, uint64_t e)
+{
+    wait_word(w, xchg_shm_flag(w, r), e);
+}
+
+/* A node synchronisation is a dissemination barrier on flags: in round k
+ * each member raises its round-k flag and waits for the member 2^k places
+ * before it, so that after ceil(log2 L) rounds, each about one flag's
+ * latency, every member knows every other arrived (release and acquire
+ * chain the members' writes along). The round flags are the words after
+ * the epoch flag in a region's flag lines; larger nodes than they serve
+ * read every member's epoch flag in turn (L - 1 latencies). */
+enum { SYNC_ROUNDS = XCHG_NODE_SYNC_ROUNDS };
+
+static uint64_t *round_flag(const xchg_shm_window *w, int r, int k)
+{
+    return xchg_shm_flag(w, r) + 1 + k;
+}
+
+#ifdef XCHG_SMPI
+/* Stores a round flag and wakes the member that waits for it (after this
+ * rank's pending charges: the store happens when its work is done). */
+static void sim_store(xchg_shm_window *w, uint64_t *flag, uint64_t e, int waiter)
+{
+    xchg_charge_flush();
+    sim_wake *k = wake_of(w, waiter);
+    sg_mutex_lock(k->m);
+    __atomic_store_n(flag, e, __ATOMIC_RELEASE);
+    sg_cond_notify_all(k->c);
+    sg_mutex_unlock(k->m);
+}
+
+static void sim_wait(xchg_shm_window *w, const uint64_t *flag, uint64_t e)
+{
+    sim_wake *k = wake_of(w, w->rank);
+    sg_mutex_lock(k->m);
+    while (__atomic_load_n(flag, __ATOMIC_ACQUIRE) < e)
+        sg_cond_wait(k->c, k->m);
+    sg_mutex_unlock(k->m);
+    xchg_charge_ops(XCHG_OP_FLAG, 1);
+}
+
+static void sync_by_flags(xchg_shm_window *w, uint64_t e)
+{
+    w->epoch = e;
+    __atomic_store_n(xchg_shm_flag(w, w->rank), e, __ATOMIC_RELEASE);
+    if (w->P > 1 << SYNC_ROUNDS) { /* the serial reads, their time only */
+        MPI_Barrier(w->node);
+        xchg_charge_ops(XCHG_OP_FLAG, (size_t)w->P - 1);
+        return;
+    }
+    for (int k = 0, d = 1; d < w->P; k++, d *= 2) {
+        sim_store(w, round_flag(w, w->rank, k), e, (w->rank + d) % w->P);
+        sim_wait(w, round_flag(w, (w->rank - d + w->P) % w->P, k), e);
+    }
+}
+#else
+static void sync_by_flags(xchg_shm_window *w, uint64_t e)
+{
+    xchg_shm_publish(w, e);
+    if (w->P > 1 << SYNC_ROUNDS) {
+        for (int i = 1; i < w->P; i++)
+            xchg_shm_wait(w, (w->rank + i) % w->P, e);
+        return;
+    }
+    for (int k = 0, d = 1; d < w->P; k++, d *= 2) {
+        __atomic_store_n(round_flag(w, w->rank, k), e, __ATOMIC_RELEASE);
+        wait_word(w, round_flag(w, (w->rank - d + w->P) % w->P, k), e);
+    }
+}
+#endif
+
 /* ---- node windows: one per node of the layout, for node-aware algorithms ---- */
 
 /* Whether node windows may be made on cs: more than one rank and a window
  * size. Emulated nodes are fine (their ranks share the real node's memory;
- * MPI says where they do not), and so is the SMPI build (xchg_shm_sync is
- * a node barrier there). */
+ * MPI says where they do not), and so is the SMPI build (its node
+ * synchronisation sleeps on SimGrid conditions there). */
 static int node_window_possible(const xchg_comm_state *cs)
 {
     return (cs->pcomm != MPI_COMM_NULL || cs->bare) && cs->size > 1 &&
@@ -443,15 +570,7 @@ int xchg_node_window_usable(const xchg_comm_state *cs)
 
 void xchg_shm_sync(xchg_shm_window *w, uint64_t e)
 {
-#ifdef XCHG_SMPI
-    (void)e;
-    MPI_Barrier(w->node);
-    xchg_charge_node_sync(w->P); /* the flag reads the barrier stands for */
-#else
-    xchg_shm_publish(w, e);
-    for (int i = 1; i < w->P; i++)
-        xchg_shm_wait(w, (w->rank + i) % w->P, e);
-#endif
+    sync_by_flags(w, e);
 }
 
 int xchg_node_window_for_call(xchg_comm_state *cs, MPI_Comm node, size_t table_bytes,
@@ -461,7 +580,7 @@ int xchg_node_window_for_call(xchg_comm_state *cs, MPI_Comm node, size_t table_b
     *out = NULL;
 #ifdef XCHG_SMPI
     if (in_coro)
-        return MPI_SUCCESS; /* a node barrier there: blocking only */
+        return MPI_SUCCESS; /* SimGrid waits there: blocking only */
 #endif
     if (in_coro && !xchg_node_window_ready(cs, table_bytes, grow_to))
         return MPI_SUCCESS;

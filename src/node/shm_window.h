@@ -70,6 +70,10 @@ int xchg_shm_window_ready(const xchg_comm_state *cs);
  * and the build alone (a communicator of one rank has no use for it). */
 int xchg_shm_window_usable(const xchg_comm_state *cs);
 
+/* A region's first two cache lines: its epoch flag, the flags of the node
+ * synchronisation's rounds, and (SMPI) what a waiting member sleeps on. */
+enum { XCHG_SHM_FLAG_BYTES = 128 };
+
 /* Rank r's flag, and the half it uses at epoch e. */
 static inline uint64_t *xchg_shm_flag(const xchg_shm_window *w, int r)
 {
@@ -77,7 +81,8 @@ static inline uint64_t *xchg_shm_flag(const xchg_shm_window *w, int r)
 }
 static inline char *xchg_shm_half(const xchg_shm_window *w, int r, uint64_t e)
 {
-    return w->base + (size_t)r * w->stride + 64 + (size_t)(e & 1) * w->half_stride;
+    return w->base + (size_t)r * w->stride + XCHG_SHM_FLAG_BYTES +
+           (size_t)(e & 1) * w->half_stride;
 }
 static inline xchg_shm_entry *xchg_shm_table(char *half)
 {
@@ -99,7 +104,7 @@ static inline char *xchg_shm_data(const xchg_shm_window *w, char *half)
  * the window, and is not retried). One window serves every algorithm: its
  * epochs count their calls, whichever made them.
  * Usable only where every node made its window (agreed over pcomm); under
- * SMPI too, where xchg_shm_sync is a node barrier. *out is NULL when it
+ * SMPI too, where xchg_shm_sync waits on SimGrid conditions. *out is NULL when it
  * cannot be used or is smaller than grow_to. */
 int xchg_node_window_of(xchg_comm_state *cs, MPI_Comm node, size_t table_bytes,
                         size_t grow_to, xchg_shm_window **out);
@@ -112,13 +117,15 @@ int xchg_node_window_usable(const xchg_comm_state *cs);
 /* The node window for this call, as the node algorithms take it: made or
  * grown now (xchg_node_window_of) in a blocking call; inside a coroutine
  * only where that needs no communication; never inside a coroutine under
- * SMPI, whose synchronisation is a node barrier. *out NULL: run the
+ * SMPI, whose synchronisation's waits block the rank. *out NULL: run the
  * algorithm's message form (the same on every rank). */
 int xchg_node_window_for_call(xchg_comm_state *cs, MPI_Comm node, size_t table_bytes,
                               size_t grow_to, xchg_shm_window **out);
 /* Every member of the window's node has published epoch e (this rank
- * first): flags in memory, or under SMPI (where a spin on memory neither
- * advances simulated time nor lets another rank run) a node barrier. */
+ * first): a dissemination barrier on flags in the window. Under SMPI,
+ * where a spin on memory neither advances simulated time nor lets another
+ * rank run, the same flags, a waiting member asleep on a SimGrid
+ * condition until the store it waits for (shm_window.c). */
 void xchg_shm_sync(xchg_shm_window *w, uint64_t e);
 
 /* Publishes this rank's epoch e (its half written): a memory sync of the

@@ -444,14 +444,14 @@ double xchg_model_node_pairs_shm(const xchg_model_params *m, const xchg_pattern_
     const double ns = ceil((N - 1.0) / L), share = nonempty_share(s);
     const double gathered = ns * L * ceil(L / lanes); /* blocks a relay gathers */
     const double sync = xchg_model_node_sync(m, L);
-    const double hdr = (N - 1.0) * (2.0 + 2.0 * L) * 8.0; /* per-member totals and hashes */
+    const double hdr = (N - 1.0) * (2.0 + 2.0 * L) * 8.0; /* per-member totals and check sums */
     const double write = copies(m, snd + 4.0 * P + 8.0 * N, N + 1.0);
     const double gather = copies(m, gathered * mean / P, gathered * share);
     const double pairs = alpha_at(m, s, P) + fmax(ns * 2.0 * o, (off + hdr) * m->beta + ns * o);
     const double read = copies(m, rcv, N + L);
-    /* a hash step per block gathered and per block received, a second
+    /* a check-sum step per block gathered and per block received, a second
      * pass over the counts */
-    const double cpu = (gathered + P) * m->hash_step + P * m->peer_step;
+    const double cpu = (gathered + P) * m->size_sum_step + P * m->peer_step;
     return 2.0 * sync + write + gather + pairs + read + cpu;
 }
 
@@ -638,10 +638,10 @@ double xchg_model_node_sync(const xchg_model_params *m, double L)
 {
     if (!(L > 1.0))
         return 0.0;
-    /* the slower of the simulated build's node barrier and the real code's
-     * L-1 serial flag reads (simcost.c charges the difference) */
-    return fmax(ceil(log2(L)) * (m->alpha_intra + 2.0 * m->overhead),
-                (L - 1.0) * XCHG_CAL_FLAG_NS * 1e-9);
+    /* the real code's flag latencies (node/shm_window.c), as the simulated
+     * build charges them */
+    (void)m;
+    return xchg_node_sync_flags((int)L) * XCHG_CAL_FLAG_NS * 1e-9;
 }
 
 double xchg_model_agree_time(const xchg_model_params *m, const xchg_pattern_stats *s)
@@ -695,8 +695,8 @@ void xchg_model_defaults(xchg_model_params *m)
     m->copy = 1.0 / (1e9 * fmin(XCHG_CAL_COPY_CORE_GBPS, XCHG_CAL_NODE_GBPS_PER_RANK));
     m->copy_call = XCHG_CAL_COPY_CALL_NS * 1e-9;
     /* CPU work the algorithms differ in (calibrated.h): node_pairs_shm's
-     * hash steps and its loops over peers. */
-    m->hash_step = XCHG_CAL_HASH_STEP_NS * 1e-9;
+     * block-size check sums and its loops over peers. */
+    m->size_sum_step = XCHG_CAL_SIZE_SUM_NS * 1e-9;
     m->peer_step = XCHG_CAL_PEER_NS * 1e-9;
     /* Overheads per partner of a Bruck phase (a send and a receive: 2 if
      * nothing overlapped): fitted to bruck_radix at radix 2, 4, 8 and 16

@@ -91,7 +91,7 @@ typedef struct xchg_model_params {
     double incast;       /* s per message beyond the throttle arriving at one rank at once */
     double copy;         /* s per byte copied locally */
     double copy_call;    /* s per local copy (block) on top of its bytes */
-    double hash_step;    /* s per hash step of a block size (node_pairs_shm) */
+    double size_sum_step; /* s per step of a block-size check sum (node_pairs_shm) */
     double peer_step;    /* s per step of a loop over peers */
     double phase_post;   /* overheads per partner of one Bruck phase */
     double sync;         /* extra s per pairwise step */
@@ -111,9 +111,9 @@ typedef struct xchg_model_params {
 
 void xchg_model_defaults(xchg_model_params *m);
 /* One synchronisation of a node window among L members (the _shm
- * algorithms'): the slower of a node barrier (dissemination, ceil(log2 L)
- * rounds inside the node, what the simulated build runs) and the real
- * code's L-1 serial flag reads (calibrated.h). 0 for a node of one. */
+ * algorithms'): the flag latencies of its dissemination barrier
+ * (xchg_node_sync_flags, calibrated.h), as the simulated build charges
+ * them. 0 for a node of one. */
 double xchg_model_node_sync(const xchg_model_params *m, double L);
 /* What setting a communicator up costs before its first exchange by xchg
  * (select/phase.c): the private duplicate, the node split and the settings
