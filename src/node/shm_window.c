@@ -400,6 +400,9 @@ void xchg_shm_wait(xchg_shm_window *w, int r, uint64_t e)
  * the epoch flag in a region's flag lines; larger nodes than they serve
  * read every member's epoch flag in turn (L - 1 latencies). */
 enum { SYNC_ROUNDS = XCHG_NODE_SYNC_ROUNDS };
+/* the epoch flag, the round flags and (SMPI) a member's mutex and condition */
+_Static_assert(sizeof(uint64_t) * (1 + SYNC_ROUNDS) + 2 * sizeof(void *) <= XCHG_SHM_FLAG_BYTES,
+               "the node synchronisation's flags fit the flag lines");
 
 static uint64_t *round_flag(const xchg_shm_window *w, int r, int k)
 {
