@@ -409,10 +409,22 @@ static uint64_t *round_flag(const xchg_shm_window *w, int r, int k)
     return xchg_shm_flag(w, r) + 1 + k;
 }
 
+/* The steps in which the real and the simulated build differ: this
+ * rank's epoch published, a round flag stored for the member that waits
+ * for it, a round flag waited for, and the serial reads of a node larger
+ * than the round flags serve. */
 #ifdef XCHG_SMPI
-/* Stores a round flag and wakes the member that waits for it (after this
- * rank's pending charges: the store happens when its work is done). */
-static void sim_store(xchg_shm_window *w, uint64_t *flag, uint64_t e, int waiter)
+/* (no MPI_Win_sync: SMPI does not implement it, and its ranks share one
+ * address space) */
+static void publish_epoch(xchg_shm_window *w, uint64_t e)
+{
+    w->epoch = e;
+    __atomic_store_n(xchg_shm_flag(w, w->rank), e, __ATOMIC_RELEASE);
+}
+
+/* Stores and wakes the waiter, after this rank's pending charges: the
+ * store happens when its work is done. */
+static void store_round(xchg_shm_window *w, uint64_t *flag, uint64_t e, int waiter)
 {
     xchg_charge_flush();
     sim_wake *k = wake_of(w, waiter);
@@ -422,7 +434,7 @@ static void sim_store(xchg_shm_window *w, uint64_t *flag, uint64_t e, int waiter
     sg_mutex_unlock(k->m);
 }
 
-static void sim_wait(xchg_shm_window *w, const uint64_t *flag, uint64_t e)
+static void wait_round(xchg_shm_window *w, const uint64_t *flag, uint64_t e)
 {
     sim_wake *k = wake_of(w, w->rank);
     sg_mutex_lock(k->m);
@@ -432,35 +444,48 @@ static void sim_wait(xchg_shm_window *w, const uint64_t *flag, uint64_t e)
     xchg_charge_ops(XCHG_OP_FLAG, 1);
 }
 
-static void sync_by_flags(xchg_shm_window *w, uint64_t e)
+static void sync_serial(xchg_shm_window *w, uint64_t e)
 {
-    w->epoch = e;
-    __atomic_store_n(xchg_shm_flag(w, w->rank), e, __ATOMIC_RELEASE);
-    if (w->P > 1 << SYNC_ROUNDS) { /* the serial reads, their time only */
-        MPI_Barrier(w->node);
-        xchg_charge_ops(XCHG_OP_FLAG, (size_t)w->P - 1);
-        return;
-    }
-    for (int k = 0, d = 1; d < w->P; k++, d *= 2) {
-        sim_store(w, round_flag(w, w->rank, k), e, (w->rank + d) % w->P);
-        sim_wait(w, round_flag(w, (w->rank - d + w->P) % w->P, k), e);
-    }
+    (void)e;
+    MPI_Barrier(w->node); /* the serial reads, their time only */
+    xchg_charge_ops(XCHG_OP_FLAG, (size_t)w->P - 1);
 }
 #else
-static void sync_by_flags(xchg_shm_window *w, uint64_t e)
+static void publish_epoch(xchg_shm_window *w, uint64_t e)
 {
     xchg_shm_publish(w, e);
+}
+
+static void store_round(xchg_shm_window *w, uint64_t *flag, uint64_t e, int waiter)
+{
+    (void)w, (void)waiter;
+    __atomic_store_n(flag, e, __ATOMIC_RELEASE);
+}
+
+static void wait_round(xchg_shm_window *w, const uint64_t *flag, uint64_t e)
+{
+    wait_word(w, flag, e);
+}
+
+static void sync_serial(xchg_shm_window *w, uint64_t e)
+{
+    for (int i = 1; i < w->P; i++)
+        xchg_shm_wait(w, (w->rank + i) % w->P, e);
+}
+#endif
+
+static void sync_by_flags(xchg_shm_window *w, uint64_t e)
+{
+    publish_epoch(w, e);
     if (w->P > 1 << SYNC_ROUNDS) {
-        for (int i = 1; i < w->P; i++)
-            xchg_shm_wait(w, (w->rank + i) % w->P, e);
+        sync_serial(w, e);
         return;
     }
     for (int k = 0, d = 1; d < w->P; k++, d *= 2) {
-        __atomic_store_n(round_flag(w, w->rank, k), e, __ATOMIC_RELEASE);
-        wait_word(w, round_flag(w, (w->rank - d + w->P) % w->P, k), e);
+        store_round(w, round_flag(w, w->rank, k), e, (w->rank + d) % w->P);
+        wait_round(w, round_flag(w, (w->rank - d + w->P) % w->P, k), e);
     }
 }
-#endif
 
 /* ---- node windows: one per node of the layout, for node-aware algorithms ---- */
 
