@@ -94,9 +94,12 @@ typedef struct nps_state {
     size_t *slot;               /* nlanes: each lane's slot in its relay's region (per call) */
     uint64_t *acc;              /* L: each member's window need (per call) */
     MPI_Request *req;           /* 2 ns: receives, then sends */
+    MPI_Status *st;             /* ns: the receives' statuses */
+    int *idx;                   /* ns: which receives completed */
     int hw;                     /* header words of the largest message */
     int64_t *hout, *hin;        /* ns headers each: messages without data, out and in */
     uint64_t *key;              /* lmax: each place's key for the size checks */
+    unsigned char *done;        /* N: node b's blocks already copied out (per call) */
     uint64_t need;              /* agreed: the largest window need seen (grow to it) */
 } nps_state;
 
@@ -149,8 +152,11 @@ static void nps_free(void *p)
         free(s->slot);
         free(s->acc);
         free(s->req);
+        free(s->st);
+        free(s->idx);
         free(s->hout);
         free(s->key);
+        free(s->done);
     }
     free(s);
 }
@@ -186,10 +192,13 @@ static int nps_build(xchg_comm_state *cs, const xchg_node_layout *n, void **out)
     }
     s->hw = NPS_HDR + 2 * lmax;
     s->key = malloc(sizeof(uint64_t) * (size_t)lmax);
+    s->done = malloc((size_t)s->N);
     s->mine = malloc(sizeof(int) * (2 * (size_t)s->ns + (size_t)s->N + 1));
     s->req = malloc(sizeof(MPI_Request) * (2 * (size_t)s->ns + 1));
+    s->st = malloc(sizeof(MPI_Status) * ((size_t)s->ns + 1));
+    s->idx = malloc(sizeof(int) * ((size_t)s->ns + 1));
     s->hout = malloc(sizeof(int64_t) * 2 * (size_t)s->hw * ((size_t)s->ns + 1));
-    if (!s->mine || !s->req || !s->hout || !s->key)
+    if (!s->mine || !s->req || !s->st || !s->idx || !s->hout || !s->key || !s->done)
         return xchg_error_code(MPI_ERR_NO_MEM, "node_pairs_shm: no memory for its tables");
     for (int k = 0; k < lmax; k++)
         s->key[k] = size_key(k);
@@ -211,10 +220,11 @@ static int nps_build(xchg_comm_state *cs, const xchg_node_layout *n, void **out)
     s->read[s->a] = -1;
     return MPI_SUCCESS;
 }
-/* The table area of a half: node offsets, then 32-bit block sizes. */
+/* The table area of a half: node offsets, each lane's arrival stamp
+ * (used where this member relays it), then 32-bit block sizes. */
 static size_t table_bytes(const nps_state *s, int P)
 {
-    return sizeof(uint64_t) * (size_t)s->N + sizeof(uint32_t) * (size_t)P;
+    return sizeof(uint64_t) * ((size_t)s->N + (size_t)s->nlanes) + sizeof(uint32_t) * (size_t)P;
 }
 
 static const xchg_node_state_ops nps_ops = {XCHG_ALGO_NODE_PAIRS_SHM,
@@ -259,6 +269,9 @@ typedef struct nps_run {
     char *msg;        /* outgoing messages, one after another */
     size_t msg_b;
     int myerr;        /* this rank's error before data moves (arguments, self copy, packing) */
+    int early;        /* blocks may be copied out before step 2 ends (this node moves data) */
+    int read_err;     /* the first error of a copy out so far */
+    int mates_done;   /* the node-mates' blocks are copied out */
     int window_rx;    /* step 2: its receives land in the window */
     int64_t myflag;   /* step 2: the flag this relay sends (its node's, or its own error) */
     int64_t flag;     /* this node's agreed flag (after step 1) */
@@ -284,16 +297,21 @@ static char *out_of(const nps_run *x, int place)
     return (char *)expect_of(x, place) + round8(sizeof(int64_t) * (size_t)x->s->N);
 }
 /* The table (the half's table area): where each node's blocks start in
- * the member's out area (N words), then each block's bytes (P of 32 bits:
- * a quarter of a table of (offset, bytes) words; larger blocks do not
- * fit the window). */
+ * the member's out area (N words), each lane's arrival stamp (nlanes
+ * words: the epoch, stored by the lane's relay once its message is in the
+ * slot), then each block's bytes (P of 32 bits: a quarter of a table of
+ * (offset, bytes) words; larger blocks do not fit the window). */
 static uint64_t *node_off_of(const nps_run *x, int place)
 {
     return (uint64_t *)xchg_shm_table(half_of(x, place));
 }
+static uint64_t *stamp_of(const nps_run *x, int e)
+{
+    return node_off_of(x, x->s->lane[e].place) + x->s->N + e;
+}
 static uint32_t *sizes_of(const nps_run *x, int place)
 {
-    return (uint32_t *)(node_off_of(x, place) + x->s->N);
+    return (uint32_t *)(node_off_of(x, place) + x->s->N + x->s->nlanes);
 }
 /* Offset of member j's block for member q of node b in j's out area. */
 static uint64_t block_off(const nps_run *x, int j, int b, int q)
@@ -408,6 +426,8 @@ static void step_write(nps_run *x)
     const int64_t ssz = c->st.size, rsz = c->rt.size;
     h->status = XCHG_SHM_OK, h->need = 0, h->err = 0, h->pad[PAD_OUT] = 0;
     h->pad[PAD_RX_ERR] = h->pad[PAD_RX_NEED] = 0;
+    for (int i = 0; i < s->ns; i++) /* the half may hold anything from earlier calls */
+        *stamp_of(x, s->mine[i]) = 0;
     uint64_t out = 0, big = 0;
     for (int b = 0; b < s->N; b++) {
         int64_t t = 0;
@@ -624,68 +644,13 @@ static int relay_drain(nps_run *x, int tag)
     return err;
 }
 
-/* Step 2 on a relay: receives, messages out, then the largest flags it
- * received (and its own), for its node-mates. A receive into the window
- * that failed (a message larger than its slot: a data message, so its
- * flags are 0) marks its slot. */
-static int step_relay(nps_run *x)
-{
-    nps_state *s = x->s;
-    const int tag = xchg_algo_tag(XCHG_ALGO_NODE_PAIRS_SHM), ns = s->ns;
-    int64_t rx_err = x->myflag = x->flag;
-    uint64_t rx_need = 0;
-    if (!ns)
-        return MPI_SUCCESS;
-    for (int i = 0; i < 2 * ns; i++)
-        s->req[i] = MPI_REQUEST_NULL;
-    int err = relay_post(x, tag);
-    if (err == MPI_SUCCESS)
-        err = relay_send(x, tag);
-    if (err == MPI_SUCCESS && !x->window_rx)
-        err = relay_drain(x, tag);
-    if (err != MPI_SUCCESS)
-        return err; /* MPI itself failed: it reports the same on the ranks concerned */
-    MPI_Status *st = malloc(sizeof(MPI_Status) * 2 * (size_t)ns);
-    xchg_world_errors_return(1); /* MPICH: a truncated receive as a code (progress.h) */
-    int werr = xchg_mpi_waitall(2 * ns, s->req, st ? st : MPI_STATUSES_IGNORE);
-    xchg_world_errors_return(0);
-    for (int i = 0; i < ns; i++) {
-        const int64_t *h = s->hin + (size_t)s->hw * (size_t)i;
-        if (x->window_rx) {
-            int64_t *slot = slot_ptr(x, s->mine[i]);
-            int rc = werr == MPI_ERR_IN_STATUS && st ? st[i].MPI_ERROR : werr, cnt = 0;
-            if (rc == MPI_SUCCESS && st)
-                MPI_Get_count(&st[i], MPI_BYTE, &cnt);
-            if (rc == MPI_SUCCESS && st && cnt < header_in(x, i))
-                rc = MPI_ERR_TRUNCATE;
-            slot[0] = rc;
-            h = slot + 1;
-            if (rc != MPI_SUCCESS)
-                continue;
-        }
-        if (h[0] > rx_err)
-            rx_err = h[0];
-        if ((uint64_t)h[1] > rx_need)
-            rx_need = (uint64_t)h[1];
-    }
-    free(st);
-    if (werr != MPI_SUCCESS && werr != MPI_ERR_IN_STATUS)
-        err = werr;
-    xchg_shm_header *me = hdr_of(x, s->la);
-    me->pad[PAD_RX_ERR] = (uint64_t)(x->myflag > rx_err ? x->myflag : rx_err);
-    me->pad[PAD_RX_NEED] = rx_need;
-    return err;
-}
-
-/* Step 3: this rank's blocks out of the window. */
-static int step_read(nps_run *x)
+/* Node-mates' blocks, straight from their regions (after step 1). */
+static int read_mates(nps_run *x, int err)
 {
     xchg_call *c = x->c;
     const nps_state *s = x->s;
     const xchg_node_layout *n = s->nl;
-    const int64_t rsz = c->rt.size;
-    int err = MPI_SUCCESS;
-    for (int j = 0; j < s->L; j++) { /* node-mates */
+    for (int j = 0; j < s->L; j++) {
         int r = xchg_node_member(n, s->a, j);
         if (r == c->rank)
             continue;
@@ -695,34 +660,195 @@ static int step_read(nps_run *x)
                                       out_of(x, j) + block_off(x, j, s->a, s->la), (int64_t)len,
                                       err);
     }
-    for (int b = 0; b < s->N; b++) { /* the other nodes, through their relays */
-        if (b == s->a)
+    x->mates_done = 1;
+    return err;
+}
+
+/* Whether node b's message to this rank is in its slot with data whose
+ * sizes match recvcounts (its total and check sum); *data: where this
+ * rank's blocks start in it, *got and *want: the totals. */
+static int slot_matches(const nps_run *x, int b, const char **data, int64_t *got, int64_t *want)
+{
+    const xchg_call *c = x->c;
+    const nps_state *s = x->s;
+    const xchg_node_layout *n = s->nl;
+    const int64_t rsz = c->rt.size;
+    int lo, hi, cl = my_chunk(x, s->read[b], &lo, &hi), me = s->la - lo;
+    const int64_t *slot = slot_ptr(x, s->read[b]);
+    const int64_t *m = slot + 1;
+    const int Lb = xchg_node_size(n, b);
+    uint64_t sum = 0;
+    *want = 0;
+    *got = m[NPS_HDR + 2 * me];
+    for (int k = 0; k < Lb; k++) {
+        int64_t v = (int64_t)c->recvcounts[xchg_node_member(n, b, k)] * rsz;
+        *want += v;
+        sum += s->key[k] * (uint64_t)v;
+    }
+    xchg_charge_ops(XCHG_OP_SIZE_SUM, (size_t)Lb);
+    if (slot[0] != MPI_SUCCESS || m[0] || m[1] || *got != *want ||
+        (uint64_t)m[NPS_HDR + 2 * me + 1] != sum)
+        return 0;
+    const char *p = (const char *)(m + NPS_HDR + 2 * cl); /* entries: the lane's receivers */
+    for (int k = 0; k < me; k++)
+        p += m[NPS_HDR + 2 * k];
+    *data = p;
+    return 1;
+}
+
+/* While step 2 runs: the blocks of every node whose message is in (its
+ * lane's stamp says this epoch) and matches, copied out now. What is not
+ * in yet, or does not match, waits for step 3, after the second
+ * synchronisation has told every rank every node's flags: blocks copied
+ * here are overwritten where the call then runs node_pairs, and undefined
+ * anyway where it returns an error, as MPI's receive buffers are. */
+static void read_arrived(nps_run *x)
+{
+    const nps_state *s = x->s;
+    size_t looked = 0;
+    if (!x->early || x->read_err != MPI_SUCCESS)
+        return;
+    xchg_charge_flush(); /* simulated: look at the stamps at this rank's time */
+    for (int b = 0; b < s->N && x->read_err == MPI_SUCCESS; b++) {
+        const char *p;
+        int64_t got, want;
+        if (b == s->a || s->done[b])
             continue;
-        int lo, hi, cl = my_chunk(x, s->read[b], &lo, &hi), me = s->la - lo;
-        const int64_t *slot = slot_ptr(x, s->read[b]);
-        const int64_t *m = slot + 1;
-        const int Lb = xchg_node_size(n, b);
-        int64_t want = 0, t = m[NPS_HDR + 2 * me];
-        uint64_t sum = 0;
-        for (int k = 0; k < Lb; k++) {
-            int64_t v = (int64_t)c->recvcounts[xchg_node_member(n, b, k)] * rsz;
-            want += v;
-            sum += s->key[k] * (uint64_t)v;
+        looked++;
+        if (!xchg_shm_stamped(x->w, stamp_of(x, s->read[b]), x->e) ||
+            !slot_matches(x, b, &p, &got, &want))
+            continue;
+        x->read_err = copy_node(x->c, 0, s->nl, b, (char *)(uintptr_t)p);
+        s->done[b] = 1;
+    }
+    xchg_charge_ops(XCHG_OP_PEER, looked);
+}
+
+/* A lane's message is in its slot, or its receive failed: the slot's
+ * status (a failed receive is a data message larger than its slot, whose
+ * flags are 0), the flags it carried merged into *rx_err and *rx_need,
+ * and the lane's stamp stored for its readers. */
+static void slot_in(nps_run *x, int i, int rc, const MPI_Status *st, int64_t *rx_err,
+                    uint64_t *rx_need)
+{
+    const nps_state *s = x->s;
+    int64_t *slot = slot_ptr(x, s->mine[i]);
+    int cnt = 0;
+    if (rc == MPI_SUCCESS)
+        MPI_Get_count(st, MPI_BYTE, &cnt);
+    if (rc == MPI_SUCCESS && cnt < header_in(x, i))
+        rc = MPI_ERR_TRUNCATE;
+    slot[0] = rc;
+    if (rc == MPI_SUCCESS) {
+        if (slot[1] > *rx_err)
+            *rx_err = slot[1];
+        if ((uint64_t)slot[2] > *rx_need)
+            *rx_need = (uint64_t)slot[2];
+    }
+    if (x->early)
+        xchg_shm_stamp(x->w, stamp_of(x, s->mine[i]), x->e);
+}
+
+/* Step 2's receives into the window, taken as they complete, the blocks
+ * that arrived for this rank (through any relay of its node) copied out
+ * in between. Returns an error of MPI itself (a failed receive is its
+ * slot's status instead); the slots it leaves get that error. */
+static int relay_wait_in(nps_run *x, int64_t *rx_err, uint64_t *rx_need)
+{
+    nps_state *s = x->s;
+    int left = s->ns, werr = MPI_SUCCESS;
+    while (left > 0) {
+        int cnt = 0;
+        int rc = xchg_mpi_waitsome(s->ns, s->req, &cnt, s->idx, s->st);
+        if ((rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) || cnt == MPI_UNDEFINED) {
+            werr = rc != MPI_SUCCESS ? rc : MPI_ERR_INTERN;
+            break;
         }
-        xchg_charge_ops(XCHG_OP_SIZE_SUM, (size_t)Lb);
-        if (slot[0] != MPI_SUCCESS || t != want || (uint64_t)m[NPS_HDR + 2 * me + 1] != sum) {
+        for (int k = 0; k < cnt; k++)
+            slot_in(x, s->idx[k], rc == MPI_ERR_IN_STATUS ? s->st[k].MPI_ERROR : MPI_SUCCESS,
+                    &s->st[k], rx_err, rx_need);
+        left -= cnt;
+        if (left > 0) /* the last one in: to the synchronisation first, the node waits */
+            read_arrived(x);
+    }
+    for (int i = 0; i < s->ns && werr != MPI_SUCCESS; i++)
+        if (s->req[i] != MPI_REQUEST_NULL)
+            slot_ptr(x, s->mine[i])[0] = werr;
+    return werr;
+}
+
+/* Step 2 on a relay: receives, messages out, then the largest flags it
+ * received (and its own), for its node-mates. Where this node moves data,
+ * every rank copies out its node-mates' blocks, and the other nodes'
+ * that arrived, while it waits. */
+static int step_relay(nps_run *x)
+{
+    nps_state *s = x->s;
+    const int tag = xchg_algo_tag(XCHG_ALGO_NODE_PAIRS_SHM), ns = s->ns;
+    int64_t rx_err = x->myflag = x->flag;
+    uint64_t rx_need = 0;
+    memset(s->done, 0, (size_t)s->N);
+    if (!ns) {
+        if (x->early)
+            x->read_err = read_mates(x, MPI_SUCCESS);
+        return MPI_SUCCESS;
+    }
+    for (int i = 0; i < 2 * ns; i++)
+        s->req[i] = MPI_REQUEST_NULL;
+    int err = relay_post(x, tag);
+    if (err == MPI_SUCCESS)
+        err = relay_send(x, tag);
+    if (err == MPI_SUCCESS && !x->window_rx)
+        err = relay_drain(x, tag);
+    if (err != MPI_SUCCESS)
+        return err; /* MPI itself failed: it reports the same on the ranks concerned */
+    if (x->early)
+        x->read_err = read_mates(x, MPI_SUCCESS);
+    xchg_world_errors_return(1); /* MPICH: a truncated receive as a code (progress.h) */
+    int werr = x->window_rx ? relay_wait_in(x, &rx_err, &rx_need) : MPI_SUCCESS;
+    int serr = xchg_mpi_waitall(ns, s->req + ns, MPI_STATUSES_IGNORE);
+    xchg_world_errors_return(0);
+    for (int i = 0; !x->window_rx && i < ns; i++) {
+        const int64_t *h = s->hin + (size_t)s->hw * (size_t)i;
+        if (h[0] > rx_err)
+            rx_err = h[0];
+        if ((uint64_t)h[1] > rx_need)
+            rx_need = (uint64_t)h[1];
+    }
+    if (werr != MPI_SUCCESS)
+        err = werr;
+    else if (serr != MPI_SUCCESS && serr != MPI_ERR_IN_STATUS)
+        err = serr;
+    xchg_shm_header *me = hdr_of(x, s->la);
+    me->pad[PAD_RX_ERR] = (uint64_t)(x->myflag > rx_err ? x->myflag : rx_err);
+    me->pad[PAD_RX_NEED] = rx_need;
+    return err;
+}
+
+/* Step 3: this rank's blocks out of the window, those step 2 did not
+ * copy already. */
+static int step_read(nps_run *x)
+{
+    xchg_call *c = x->c;
+    const nps_state *s = x->s;
+    int err = x->read_err;
+    if (!x->mates_done)
+        err = read_mates(x, err);
+    for (int b = 0; b < s->N; b++) { /* the other nodes, through their relays */
+        const char *p;
+        int64_t got, want;
+        if (b == s->a || s->done[b])
+            continue;
+        if (!slot_matches(x, b, &p, &got, &want)) {
             if (err == MPI_SUCCESS)
                 err = xchg_error_code(MPI_ERR_TRUNCATE, "node_pairs_shm: the blocks node %d "
                                       "sends rank %d (%lld bytes) do not match recvcounts "
                                       "(%lld bytes, or block by block)", b, c->rank,
-                                      (long long)t, (long long)want);
+                                      (long long)got, (long long)want);
             continue;
         }
-        const char *p = (const char *)(m + NPS_HDR + 2 * cl); /* entries: the lane's receivers */
-        for (int k = 0; k < me; k++)
-            p += m[NPS_HDR + 2 * k];
         if (err == MPI_SUCCESS)
-            err = copy_node(c, 0, n, b, (char *)(uintptr_t)p);
+            err = copy_node(c, 0, s->nl, b, (char *)(uintptr_t)p);
     }
     return err;
 }
@@ -766,6 +892,7 @@ int xchg_alltoallv_node_pairs_shm(xchg_call *c)
     step_write(&x);
     xchg_shm_sync(w, 2 * x.e - 1);
     node_flags(&x);
+    x.early = !x.flag && !x.need;
     int err = step_relay(&x);
     xchg_shm_sync(w, 2 * x.e);
     /* every node's flags: this node's, and what its relays received */

@@ -450,6 +450,19 @@ static void sync_serial(xchg_shm_window *w, uint64_t e)
     MPI_Barrier(w->node); /* the serial reads, their time only */
     xchg_charge_ops(XCHG_OP_FLAG, (size_t)w->P - 1);
 }
+
+void xchg_shm_stamp(xchg_shm_window *w, uint64_t *word, uint64_t e)
+{
+    (void)w;
+    xchg_charge_flush();
+    __atomic_store_n(word, e, __ATOMIC_RELEASE);
+}
+
+int xchg_shm_stamped(xchg_shm_window *w, const uint64_t *word, uint64_t e)
+{
+    (void)w;
+    return __atomic_load_n(word, __ATOMIC_ACQUIRE) >= e;
+}
 #else
 static void publish_epoch(xchg_shm_window *w, uint64_t e)
 {
@@ -471,6 +484,20 @@ static void sync_serial(xchg_shm_window *w, uint64_t e)
 {
     for (int i = 1; i < w->P; i++)
         xchg_shm_wait(w, (w->rank + i) % w->P, e);
+}
+
+void xchg_shm_stamp(xchg_shm_window *w, uint64_t *word, uint64_t e)
+{
+    MPI_Win_sync(w->win);
+    __atomic_store_n(word, e, __ATOMIC_RELEASE);
+}
+
+int xchg_shm_stamped(xchg_shm_window *w, const uint64_t *word, uint64_t e)
+{
+    if (__atomic_load_n(word, __ATOMIC_ACQUIRE) < e)
+        return 0;
+    MPI_Win_sync(w->win); /* the unified model: see what was written before it */
+    return 1;
 }
 #endif
 

@@ -135,4 +135,11 @@ void xchg_shm_publish(xchg_shm_window *w, uint64_t e);
  * core after a few tries, and inside a coroutine yields to its caller). */
 void xchg_shm_wait(xchg_shm_window *w, int r, uint64_t e);
 
+/* A word of this rank's region that node-mates look at without waiting
+ * (node_pairs_shm's lane arrivals): e stored once what this rank wrote
+ * before is visible (release; simulated: after this rank's pending
+ * charges), and whether it holds e or later (acquire). */
+void xchg_shm_stamp(xchg_shm_window *w, uint64_t *word, uint64_t e);
+int xchg_shm_stamped(xchg_shm_window *w, const uint64_t *word, uint64_t e);
+
 #endif /* XCHG_NODE_SHM_WINDOW_H */
