@@ -24,9 +24,12 @@
  *     bytes), then for each of its lanes gathers every node-mate's blocks
  *     for the lane's receivers out of the window into one message
  *     (receiver-major: each can read its blocks as one run) and sends
- *     it; once all are in, the node synchronises again;
- *  3. each member copies its blocks out: its node-mates' from their
- *     regions, the other nodes' from the slots of the relays serving them.
+ *     it; as each message is in, the relay stamps its lane (the epoch, in
+ *     its table area) and copies out its own blocks of every lane already
+ *     stamped; once all are in, the node synchronises again;
+ *  3. each member copies out the rest of its blocks: its node-mates' from
+ *     their regions (a relay copies them once its sends are posted), the
+ *     other nodes' from the slots of the relays serving them.
  * Two synchronisations and no message inside a node; messages per rank:
  * about (N-1)/L each way, against P-1 for linear and node_pairs' 2(L-1)
  * more. Copies per block: into the window, into the message, out of the
