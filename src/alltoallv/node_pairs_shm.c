@@ -30,6 +30,17 @@
  *  3. each member copies out the rest of its blocks: its node-mates' from
  *     their regions (a relay copies them once its sends are posted), the
  *     other nodes' from the slots of the relays serving them.
+ * Direct way (the node's mean block, at the last call, at least
+ * XCHG_NPS_DIRECT_BYTES a member; every member decides alike from the
+ * headers): in step 1 a member writes only its node's blocks (and, with a
+ * non-contiguous send type, packs the others there too, as packing can
+ * fail only before the synchronisation); in step 2 every member writes its
+ * blocks for the other nodes straight into the relays' outgoing messages
+ * (in the window, after the relays' slots; each block at its receiver's
+ * run plus the node-mates' before it: P L steps over the tables), a round
+ * of L lanes at a time, stating the lanes done in its header; a relay sends
+ * each of its lanes from the window once every member has done that
+ * lane's round, between writing its own rounds. Two copies a block.
  * Two synchronisations and no message inside a node; messages per rank:
  * about (N-1)/L each way, against P-1 for linear and node_pairs' 2(L-1)
  * more. Copies per block: into the window, into the message, out of the
@@ -76,8 +87,11 @@ int xchg_node_pairs_shm_usable(const xchg_comm_state *cs);
 
 enum { NPS_HDR = 2 }; /* message words before the per-member (total, check) pairs */
 
-/* The half's header words this algorithm adds (xchg_shm_header.pad). */
-enum { PAD_OUT = 0, PAD_RX_ERR = 1, PAD_RX_NEED = 2 };
+/* The half's header words this algorithm adds (xchg_shm_header.pad):
+ * the bytes of its out area, the flags its relay received, the bytes it
+ * sends other ranks (the node's mean block, for the next call's way) and,
+ * direct, how many lanes' blocks it has written (written_mark()). */
+enum { PAD_OUT = 0, PAD_RX_ERR = 1, PAD_RX_NEED = 2, PAD_SENDS = 3, PAD_WRITTEN = 4 };
 
 /* A lane: one message each way between two relays, for node pair (a, b)
  * and a share of each node's members as receivers. */
@@ -103,6 +117,10 @@ typedef struct nps_state {
     int64_t *hout, *hin;        /* ns headers each: messages without data, out and in */
     uint64_t *key;              /* lmax: each place's key for the size checks */
     unsigned char *done;        /* N: node b's blocks already copied out (per call) */
+    int direct;                 /* the next call writes straight into the messages */
+    size_t *msg;                /* nlanes: direct, each lane's message in its relay's region */
+    uint64_t *tot, *pre;        /* P: direct, the node's bytes for each rank, and its
+                                 * members' before this one */
     uint64_t need;              /* agreed: the largest window need seen (grow to it) */
 } nps_state;
 
@@ -160,6 +178,8 @@ static void nps_free(void *p)
         free(s->hout);
         free(s->key);
         free(s->done);
+        free(s->msg);
+        free(s->tot);
     }
     free(s);
 }
@@ -182,8 +202,11 @@ static int nps_build(xchg_comm_state *cs, const xchg_node_layout *n, void **out)
     }
     s->lane = malloc(sizeof(nps_lane) * ((size_t)s->nlanes + 1));
     s->slot = malloc(sizeof(size_t) * ((size_t)s->nlanes + 1));
+    s->msg = malloc(sizeof(size_t) * ((size_t)s->nlanes + 1));
+    s->tot = malloc(sizeof(uint64_t) * 2 * (size_t)n->first[n->nnodes]);
+    s->pre = s->tot ? s->tot + n->first[n->nnodes] : NULL;
     s->acc = malloc(sizeof(uint64_t) * (size_t)s->L);
-    if (!s->lane || !s->slot || !s->acc)
+    if (!s->lane || !s->slot || !s->msg || !s->tot || !s->acc)
         return xchg_error_code(MPI_ERR_NO_MEM, "node_pairs_shm: no memory for its tables");
     int e = 0;
     for (int d = 1; d < s->N; d++) {
@@ -272,6 +295,10 @@ typedef struct nps_run {
     char *msg;        /* outgoing messages, one after another */
     size_t msg_b;
     int myerr;        /* this rank's error before data moves (arguments, self copy, packing) */
+    int direct;       /* blocks written straight into the messages (decided at the last call) */
+    int lean;         /* direct, and this rank's out area holds only its node's blocks (a
+                       * contiguous send type: the others are packed there in step 1, as
+                       * packing can fail, and copied on from there) */
     int early;        /* blocks may be copied out before step 2 ends (this node moves data) */
     int read_err;     /* the first error of a copy out so far */
     int mates_done;   /* the node-mates' blocks are copied out */
@@ -312,6 +339,13 @@ static uint64_t *stamp_of(const nps_run *x, int e)
 {
     return node_off_of(x, x->s->lane[e].place) + x->s->N + e;
 }
+/* Direct: the value of a member's PAD_WRITTEN once it has written its
+ * blocks of the first `lanes` lanes of this call (larger than any of an
+ * earlier call's). */
+static uint64_t written_mark(const nps_run *x, int lanes)
+{
+    return x->e * ((uint64_t)x->s->nlanes + 1) + (uint64_t)lanes;
+}
 static uint32_t *sizes_of(const nps_run *x, int place)
 {
     return (uint32_t *)(node_off_of(x, place) + x->s->N + x->s->nlanes);
@@ -346,23 +380,67 @@ static int64_t *slot_ptr(const nps_run *x, int e)
 {
     return (int64_t *)(out_of(x, x->s->lane[e].place) + x->s->slot[e]);
 }
-/* After step 1 (every header is in): where each lane's slot lies in its
- * relay's region, and the largest window need of any member (its table
- * area, its blocks or what it declared it lacked, its slots). */
+/* Direct: the node's bytes for each rank of another node, and its
+ * members' before this one (where this rank's block goes in the run of
+ * the receiver's blocks). A pass over every member's table: P L steps. */
+static void plan_runs(nps_run *x)
+{
+    nps_state *s = x->s;
+    const xchg_node_layout *n = s->nl;
+    for (int b = 0; b < s->N; b++)
+        for (int q = 0; b != s->a && q < xchg_node_size(n, b); q++) {
+            int r = xchg_node_member(n, b, q);
+            uint64_t t = 0, before = 0;
+            for (int j = 0; j < s->L; j++) {
+                if (j == s->la)
+                    before = t;
+                t += sizes_of(x, j)[r];
+            }
+            s->tot[r] = t, s->pre[r] = before;
+        }
+    xchg_charge_ops(XCHG_OP_PEER, (size_t)(x->c->size - s->L) * (size_t)s->L);
+}
+
+/* Direct: the bytes of lane e's outgoing message (its header, then the
+ * blocks for its receivers on node b, receiver by receiver). */
+static size_t message_bytes(const nps_run *x, int e)
+{
+    const nps_state *s = x->s;
+    const nps_lane *l = &s->lane[e];
+    int lo, hi;
+    chunk_of(s->nl, l->b, l->k, l->nk, &lo, &hi);
+    uint64_t t = sizeof(int64_t) * (uint64_t)(NPS_HDR + 2 * (hi - lo));
+    for (int q = lo; q < hi; q++)
+        t += s->tot[xchg_node_member(s->nl, l->b, q)];
+    return (size_t)t;
+}
+
+/* After step 1 (every header is in): where each lane's slot (and,
+ * direct, its outgoing message) lies in its relay's region, and the
+ * largest window need of any member (its table area, its blocks or what
+ * it declared it lacked, its slots and messages). */
 static uint64_t plan_slots(nps_run *x)
 {
     nps_state *s = x->s;
     uint64_t most = 0;
+    int over = 0; /* a member lacked room (its table is not written): no data moves */
     for (int m = 0; m < s->L; m++) {
         const xchg_shm_header *h = hdr_of(x, m);
+        over |= h->status == XCHG_SHM_OVERFLOW;
         s->acc[m] = h->status == XCHG_SHM_OVERFLOW ? h->need
                     : round8(sizeof(int64_t) * (size_t)s->N) + round8((size_t)h->pad[PAD_OUT]);
     }
+    if (x->direct && !over)
+        plan_runs(x);
     for (int e = 0; e < s->nlanes; e++) {
         int pl = s->lane[e].place;
         /* offsets from the member's out area: its expected bytes come first */
         s->slot[e] = (size_t)s->acc[pl] - round8(sizeof(int64_t) * (size_t)s->N);
         s->acc[pl] += slot_bytes(x, e);
+        if (x->direct && !over) {
+            s->msg[e] = (size_t)s->acc[pl] - round8(sizeof(int64_t) * (size_t)s->N);
+            s->acc[pl] += round8(message_bytes(x, e));
+        }
     }
     for (int m = 0; m < s->L; m++)
         if (s->acc[m] > most)
@@ -429,9 +507,10 @@ static void step_write(nps_run *x)
     const int64_t ssz = c->st.size, rsz = c->rt.size;
     h->status = XCHG_SHM_OK, h->need = 0, h->err = 0, h->pad[PAD_OUT] = 0;
     h->pad[PAD_RX_ERR] = h->pad[PAD_RX_NEED] = 0;
+    h->pad[PAD_WRITTEN] = written_mark(x, 0); /* read only after the synchronisation */
     for (int i = 0; i < s->ns; i++) /* the half may hold anything from earlier calls */
         *stamp_of(x, s->mine[i]) = 0;
-    uint64_t out = 0, big = 0;
+    uint64_t out = 0, big = 0, here = 0;
     for (int b = 0; b < s->N; b++) {
         int64_t t = 0;
         for (int k = 0; k < xchg_node_size(n, b); k++) {
@@ -440,35 +519,39 @@ static void step_write(nps_run *x)
             if (r != c->rank) {
                 uint64_t v = (uint64_t)c->sendcounts[r] * (uint64_t)ssz;
                 out += v;
+                here += b == s->a || !x->lean ? v : 0;
                 big |= v > UINT32_MAX;
             }
         }
         expect[b] = b == s->a ? 0 : t;
     }
+    h->pad[PAD_SENDS] = out;
     xchg_charge_copy(sizeof(int64_t) * (size_t)s->N);
     int err = c->arg_err != MPI_SUCCESS ? c->arg_err : xchg_self_copy(c);
     if (err == MPI_SUCCESS &&
-        (big || round8(sizeof(int64_t) * (size_t)s->N) + round8((size_t)out) > x->w->half)) {
-        h->status = XCHG_SHM_OVERFLOW;
-        h->need = round8(sizeof(int64_t) * (size_t)s->N) + round8((size_t)out);
+        (big || round8(sizeof(int64_t) * (size_t)s->N) + round8((size_t)here) > x->w->half)) {
+        h->status = XCHG_SHM_OVERFLOW; /* a block past 32 bits: past any window */
+        h->need = round8(sizeof(int64_t) * (size_t)s->N) + round8((size_t)(big ? out : here));
         return;
     }
     char *data = out_of(x, s->la);
     uint64_t off = 0;
     for (int b = 0; b < s->N; b++) {
-        /* a node's members are consecutive positions; by rank within it */
+        /* a node's members are consecutive positions; by rank within it
+         * (lean: only this node's blocks are here) */
         node_off[b] = off;
         for (int k = 0; k < xchg_node_size(n, b); k++) {
             int r = xchg_node_member(n, b, k);
             size[r] = r == c->rank ? 0 : (uint32_t)((uint64_t)c->sendcounts[r] * (uint64_t)ssz);
-            off += size[r];
+            off += b == s->a || !x->lean ? size[r] : 0;
         }
     }
     xchg_charge_copy(sizeof(uint64_t) * (size_t)s->N + sizeof(uint32_t) * (size_t)c->size);
     xchg_charge_ops(XCHG_OP_PEER, (size_t)c->size); /* the second pass over the counts */
     for (int b = 0; b < s->N && err == MPI_SUCCESS; b++) /* the blocks, node by node */
-        err = copy_node(c, 1, n, b, data + node_off[b]);
-    h->pad[PAD_OUT] = out;
+        if (b == s->a || !x->lean)
+            err = copy_node(c, 1, n, b, data + node_off[b]);
+    h->pad[PAD_OUT] = here;
     x->myerr = err;
     if (err != MPI_SUCCESS) {
         h->status = XCHG_SHM_ARG_ERROR;
@@ -519,7 +602,7 @@ static size_t message_for(nps_run *x, int i, int64_t *m, int data, int64_t flag)
     char *p = (char *)(m + NPS_HDR + 2 * cl);
     size_t copies = 0, bytes = 0;
     uint64_t *cur = s->acc; /* each node-mate's next block for b (free after plan_slots) */
-    for (int j = 0; j < s->L; j++)
+    for (int j = 0; j < s->L && !x->direct; j++)
         cur[j] = block_off(x, j, b, lo);
     for (int q = lo; q < hi; q++) {
         int d = xchg_node_member(n, b, q);
@@ -528,17 +611,19 @@ static size_t message_for(nps_run *x, int i, int64_t *m, int data, int64_t flag)
         for (int j = 0; j < s->L; j++) {
             uint64_t len = sizes_of(x, j)[d];
             sum += s->key[j] * len;
-            if (len) {
+            if (len && !x->direct) { /* direct: the node-mates wrote them there */
                 memcpy(p, out_of(x, j) + cur[j], len);
-                p += len, copies++, bytes += len;
+                copies++;
                 cur[j] += len;
             }
+            p += len, bytes += len;
             t += (int64_t)len;
         }
         m[NPS_HDR + 2 * (q - lo)] = t;
         m[NPS_HDR + 2 * (q - lo) + 1] = (int64_t)sum;
     }
-    xchg_charge_copies(copies, bytes);
+    if (copies)
+        xchg_charge_copies(copies, bytes);
     xchg_charge_ops(XCHG_OP_SIZE_SUM, (size_t)(hi - lo) * (size_t)s->L);
     return sizeof(int64_t) * (size_t)(NPS_HDR + 2 * cl) + bytes;
 }
@@ -645,6 +730,101 @@ static int relay_drain(nps_run *x, int tag)
             h[0] = h[1] = 0;
     }
     return err;
+}
+
+/* Direct: this rank's blocks for the lanes [e0, e1) written once, straight
+ * into each lane's outgoing message (in its relay's region: the
+ * receiver's run of blocks, at the node-mates' before this one), from
+ * sendbuf (lean) or this rank's out area. A plain copy each: nothing can
+ * fail after the first synchronisation. */
+static void write_lanes(nps_run *x, int e0, int e1)
+{
+    xchg_call *c = x->c;
+    const nps_state *s = x->s;
+    const xchg_node_layout *n = s->nl;
+    const uint32_t *size = sizes_of(x, s->la);
+    size_t copies = 0, bytes = 0;
+    for (int e = e0; e < e1; e++) {
+        const nps_lane *l = &s->lane[e];
+        int lo, hi;
+        chunk_of(n, l->b, l->k, l->nk, &lo, &hi);
+        char *run = out_of(x, l->place) + s->msg[e] +
+                    sizeof(int64_t) * (size_t)(NPS_HDR + 2 * (hi - lo));
+        const char *from = x->lean ? NULL : out_of(x, s->la) + block_off(x, s->la, l->b, lo);
+        for (int q = lo; q < hi; q++) {
+            int r = xchg_node_member(n, l->b, q);
+            if (size[r]) {
+                const char *src = from ? from
+                                       : xchg_block_addr((void *)(uintptr_t)c->sendbuf,
+                                                         c->sdispls[r], &c->st) +
+                                             c->st.true_lb;
+                memcpy(run + s->pre[r], src, size[r]);
+                copies++, bytes += size[r];
+                if (from)
+                    from += size[r];
+            }
+            run += s->tot[r];
+        }
+    }
+    xchg_charge_copies(copies, bytes);
+}
+
+/* Direct: this rank's i-th lane sent from the window once every member
+ * has written its blocks (the round of L lanes that holds it). */
+static int send_lane(nps_run *x, int i, int tag)
+{
+    nps_state *s = x->s;
+    const int e = s->mine[i];
+    int upto = (e / s->L + 1) * s->L;
+    uint64_t mark = written_mark(x, upto < s->nlanes ? upto : s->nlanes);
+    for (int j = 0; j < s->L; j++)
+        xchg_shm_await(x->w, &hdr_of(x, j)->pad[PAD_WRITTEN], mark);
+    int64_t *m = (int64_t *)(out_of(x, s->la) + s->msg[e]);
+    size_t b = message_for(x, i, m, 1, x->myflag);
+    return MPI_Isend(m, (int)b, MPI_BYTE, s->partner[i], tag, x->c->comm, &s->req[s->ns + i]);
+}
+
+/* Direct, where this node moves data: every member writes its blocks
+ * round by round (L lanes a round, in lane order: one lane of each relay)
+ * and says so; a relay sends each of its lanes from the window as soon as
+ * its round is written by all, between its own rounds (send: this relay
+ * sends data; else its flags go by relay_send). A member waits only for
+ * rounds it has written itself, so no wait closes a cycle. */
+static int direct_rounds(nps_run *x, int send, int tag)
+{
+    nps_state *s = x->s;
+    const int L = s->L;
+    int err = MPI_SUCCESS, next = 0;
+    xchg_shm_header *me = hdr_of(x, s->la);
+    for (int e0 = 0; e0 < s->nlanes; e0 += L) {
+        int e1 = e0 + L < s->nlanes ? e0 + L : s->nlanes;
+        write_lanes(x, e0, e1);
+        xchg_shm_announce(x->w, &me->pad[PAD_WRITTEN], written_mark(x, e1));
+        for (; send && err == MPI_SUCCESS && next < s->ns && s->mine[next] < e0; next++)
+            err = send_lane(x, next, tag);
+    }
+    for (; send && err == MPI_SUCCESS && next < s->ns; next++)
+        err = send_lane(x, next, tag);
+    return err;
+}
+
+static const xchg_setting_def direct_bytes = {"XCHG_NPS_DIRECT_BYTES", XCHG_KIND_INT, 0, INT_MAX,
+                                              4, NULL, NULL, NULL};
+const xchg_setting_def *const xchg_node_pairs_shm_settings[] = {&direct_bytes, NULL};
+
+/* Whether the next call writes straight into the messages (every member
+ * decides alike, from the headers of this one): where the node's mean
+ * block is at least XCHG_NPS_DIRECT_BYTES a member (4: one more pass of
+ * its bytes through the node's memory costs more than the P L steps that
+ * place each block). */
+static int direct_next(const nps_run *x)
+{
+    const nps_state *s = x->s;
+    uint64_t sends = 0;
+    uint64_t per = (uint64_t)xchg_setting_of(&x->c->cs->settings, &direct_bytes);
+    for (int j = 0; j < s->L; j++)
+        sends += hdr_of(x, j)->pad[PAD_SENDS];
+    return sends >= per * (uint64_t)s->L * (uint64_t)s->L * (uint64_t)(x->c->size - 1);
 }
 
 /* Node-mates' blocks, straight from their regions (after step 1). */
@@ -790,8 +970,11 @@ static int step_relay(nps_run *x)
     const int tag = xchg_algo_tag(XCHG_ALGO_NODE_PAIRS_SHM), ns = s->ns;
     int64_t rx_err = x->myflag = x->flag;
     uint64_t rx_need = 0;
+    const int rounds = x->direct && x->early; /* the blocks go straight into the messages */
     memset(s->done, 0, (size_t)s->N);
     if (!ns) {
+        if (rounds)
+            direct_rounds(x, 0, tag);
         if (x->early)
             x->read_err = read_mates(x, MPI_SUCCESS);
         return MPI_SUCCESS;
@@ -799,7 +982,12 @@ static int step_relay(nps_run *x)
     for (int i = 0; i < 2 * ns; i++)
         s->req[i] = MPI_REQUEST_NULL;
     int err = relay_post(x, tag);
-    if (err == MPI_SUCCESS)
+    if (rounds) { /* written whatever happens: the node-mates wait for them */
+        int rerr = direct_rounds(x, err == MPI_SUCCESS && x->window_rx, tag);
+        if (err == MPI_SUCCESS)
+            err = rerr;
+    }
+    if (err == MPI_SUCCESS && (!rounds || !x->window_rx))
         err = relay_send(x, tag);
     if (err == MPI_SUCCESS && !x->window_rx)
         err = relay_drain(x, tag);
@@ -892,8 +1080,11 @@ int xchg_alltoallv_node_pairs_shm(xchg_call *c)
     nps_run x;
     memset(&x, 0, sizeof x);
     x.c = c, x.s = s, x.w = w, x.e = w->epoch + 1;
+    x.direct = s->direct;
+    x.lean = x.direct && c->st.contig;
     step_write(&x);
     xchg_shm_sync(w, 2 * x.e - 1);
+    s->direct = direct_next(&x);
     node_flags(&x);
     x.early = !x.flag && !x.need;
     int err = step_relay(&x);
@@ -908,7 +1099,7 @@ int xchg_alltoallv_node_pairs_shm(xchg_call *c)
         if (h->pad[PAD_RX_NEED] > need)
             need = h->pad[PAD_RX_NEED];
     }
-    w->epoch = x.e; /* calls on this window (the flags say 2 e) */
+    w->epoch = x.e; /* calls on this window */
     xchg_temp_free(c, x.msg, x.msg_b);
     if (err != MPI_SUCCESS)
         return err;

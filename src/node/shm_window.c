@@ -463,6 +463,31 @@ int xchg_shm_stamped(xchg_shm_window *w, const uint64_t *word, uint64_t e)
     (void)w;
     return __atomic_load_n(word, __ATOMIC_ACQUIRE) >= e;
 }
+
+void xchg_shm_announce(xchg_shm_window *w, uint64_t *word, uint64_t v)
+{
+    xchg_charge_flush();
+    __atomic_store_n(word, v, __ATOMIC_RELEASE);
+    for (int r = 0; r < w->P; r++) {
+        sim_wake *k = wake_of(w, r);
+        sg_mutex_lock(k->m);
+        sg_cond_notify_all(k->c);
+        sg_mutex_unlock(k->m);
+    }
+}
+
+void xchg_shm_await(xchg_shm_window *w, const uint64_t *word, uint64_t v)
+{
+    xchg_charge_flush(); /* look at this rank's time */
+    if (__atomic_load_n(word, __ATOMIC_ACQUIRE) >= v)
+        return; /* already there: read with the data that follows */
+    sim_wake *k = wake_of(w, w->rank);
+    sg_mutex_lock(k->m);
+    while (__atomic_load_n(word, __ATOMIC_ACQUIRE) < v)
+        sg_cond_wait(k->c, k->m);
+    sg_mutex_unlock(k->m);
+    xchg_charge_ops(XCHG_OP_FLAG, 1);
+}
 #else
 static void publish_epoch(xchg_shm_window *w, uint64_t e)
 {
@@ -498,6 +523,16 @@ int xchg_shm_stamped(xchg_shm_window *w, const uint64_t *word, uint64_t e)
         return 0;
     MPI_Win_sync(w->win); /* the unified model: see what was written before it */
     return 1;
+}
+
+void xchg_shm_announce(xchg_shm_window *w, uint64_t *word, uint64_t v)
+{
+    xchg_shm_stamp(w, word, v);
+}
+
+void xchg_shm_await(xchg_shm_window *w, const uint64_t *word, uint64_t v)
+{
+    wait_word(w, word, v);
 }
 #endif
 

@@ -141,5 +141,12 @@ void xchg_shm_wait(xchg_shm_window *w, int r, uint64_t e);
  * charges), and whether it holds e or later (acquire). */
 void xchg_shm_stamp(xchg_shm_window *w, uint64_t *word, uint64_t e);
 int xchg_shm_stamped(xchg_shm_window *w, const uint64_t *word, uint64_t e);
+/* A word of this rank's region that node-mates wait for (node_pairs_shm's
+ * progress of writing): v stored as xchg_shm_stamp does, waking any
+ * member asleep on it (simulated), and a wait until it holds v or more
+ * (acquire; yields as xchg_shm_wait; simulated: asleep on this rank's
+ * condition, then one flag's latency). */
+void xchg_shm_announce(xchg_shm_window *w, uint64_t *word, uint64_t v);
+void xchg_shm_await(xchg_shm_window *w, const uint64_t *word, uint64_t v);
 
 #endif /* XCHG_NODE_SHM_WINDOW_H */
