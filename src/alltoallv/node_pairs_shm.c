@@ -87,6 +87,13 @@ int xchg_node_pairs_shm_usable(const xchg_comm_state *cs);
 
 enum { NPS_HDR = 2 }; /* message words before the per-member (total, check) pairs */
 
+/* Bytes of a message's header for cl receivers (its words, then a total
+ * and a check sum each); its data follows. */
+static size_t head_bytes(int cl)
+{
+    return sizeof(int64_t) * (size_t)(NPS_HDR + 2 * cl);
+}
+
 /* The half's header words this algorithm adds (xchg_shm_header.pad):
  * the bytes of its out area, the flags its relay received, the bytes it
  * sends other ranks (the node's mean block, for the next call's way) and,
@@ -374,7 +381,7 @@ static size_t slot_bytes(const nps_run *x, int e)
     int64_t t = 0;
     for (int m = lo; m < hi; m++)
         t += expect_of(x, m)[x->s->lane[e].b];
-    return sizeof(int64_t) * (size_t)(1 + NPS_HDR + 2 * cl) + round8((size_t)t);
+    return sizeof(int64_t) + head_bytes(cl) + round8((size_t)t);
 }
 static int64_t *slot_ptr(const nps_run *x, int e)
 {
@@ -409,7 +416,7 @@ static size_t message_bytes(const nps_run *x, int e)
     const nps_lane *l = &s->lane[e];
     int lo, hi;
     chunk_of(s->nl, l->b, l->k, l->nk, &lo, &hi);
-    uint64_t t = sizeof(int64_t) * (uint64_t)(NPS_HDR + 2 * (hi - lo));
+    uint64_t t = head_bytes(hi - lo);
     for (int q = lo; q < hi; q++)
         t += s->tot[xchg_node_member(s->nl, l->b, q)];
     return (size_t)t;
@@ -597,9 +604,9 @@ static size_t message_for(nps_run *x, int i, int64_t *m, int data, int64_t flag)
     m[0] = flag, m[1] = (int64_t)x->need;
     if (!data) {
         memset(m + NPS_HDR, 0, sizeof(int64_t) * 2 * (size_t)cl);
-        return sizeof(int64_t) * (size_t)(NPS_HDR + 2 * cl);
+        return head_bytes(cl);
     }
-    char *p = (char *)(m + NPS_HDR + 2 * cl);
+    char *p = (char *)m + head_bytes(cl);
     size_t copies = 0, bytes = 0;
     uint64_t *cur = s->acc; /* each node-mate's next block for b (free after plan_slots) */
     for (int j = 0; j < s->L && !x->direct; j++)
@@ -625,7 +632,7 @@ static size_t message_for(nps_run *x, int i, int64_t *m, int data, int64_t flag)
     if (copies)
         xchg_charge_copies(copies, bytes);
     xchg_charge_ops(XCHG_OP_SIZE_SUM, (size_t)(hi - lo) * (size_t)s->L);
-    return sizeof(int64_t) * (size_t)(NPS_HDR + 2 * cl) + bytes;
+    return head_bytes(cl) + bytes;
 }
 
 /* Bytes of the message of this rank's i-th lane at most (no flag). */
@@ -634,7 +641,7 @@ static size_t message_room(const nps_run *x, int i)
     const nps_state *s = x->s;
     const int b = s->lane[s->mine[i]].b;
     int lo, hi, cl = their_chunk(x, i, &lo, &hi);
-    size_t t = sizeof(int64_t) * (size_t)(NPS_HDR + 2 * cl);
+    size_t t = head_bytes(cl);
     for (int q = lo; q < hi; q++)
         for (int j = 0; j < s->L; j++)
             t += sizes_of(x, j)[xchg_node_member(s->nl, b, q)];
@@ -705,7 +712,7 @@ static int relay_send(nps_run *x, int tag)
 static int header_in(const nps_run *x, int i)
 {
     int lo, hi;
-    return (int)(sizeof(int64_t) * (size_t)(NPS_HDR + 2 * my_chunk(x, x->s->mine[i], &lo, &hi)));
+    return (int)head_bytes(my_chunk(x, x->s->mine[i], &lo, &hi));
 }
 
 /* Step 2 where the receives cannot land in the window: each message probed,
@@ -748,8 +755,7 @@ static void write_lanes(nps_run *x, int e0, int e1)
         const nps_lane *l = &s->lane[e];
         int lo, hi;
         chunk_of(n, l->b, l->k, l->nk, &lo, &hi);
-        char *run = out_of(x, l->place) + s->msg[e] +
-                    sizeof(int64_t) * (size_t)(NPS_HDR + 2 * (hi - lo));
+        char *run = out_of(x, l->place) + s->msg[e] + head_bytes(hi - lo);
         const char *from = x->lean ? NULL : out_of(x, s->la) + block_off(x, s->la, l->b, lo);
         for (int q = lo; q < hi; q++) {
             int r = xchg_node_member(n, l->b, q);
@@ -872,7 +878,7 @@ static int slot_matches(const nps_run *x, int b, const char **data, int64_t *got
     if (slot[0] != MPI_SUCCESS || m[0] || m[1] || *got != *want ||
         (uint64_t)m[NPS_HDR + 2 * me + 1] != sum)
         return 0;
-    const char *p = (const char *)(m + NPS_HDR + 2 * cl); /* entries: the lane's receivers */
+    const char *p = (const char *)m + head_bytes(cl); /* entries: the lane's receivers */
     for (int k = 0; k < me; k++)
         p += m[NPS_HDR + 2 * k];
     *data = p;

@@ -434,13 +434,20 @@ static void store_round(xchg_shm_window *w, uint64_t *flag, uint64_t e, int wait
     sg_mutex_unlock(k->m);
 }
 
-static void wait_round(xchg_shm_window *w, const uint64_t *flag, uint64_t e)
+/* Asleep on this rank's condition until the word holds v or more (a
+ * store that matters wakes it). */
+static void sleep_until(xchg_shm_window *w, const uint64_t *word, uint64_t v)
 {
     sim_wake *k = wake_of(w, w->rank);
     sg_mutex_lock(k->m);
-    while (__atomic_load_n(flag, __ATOMIC_ACQUIRE) < e)
+    while (__atomic_load_n(word, __ATOMIC_ACQUIRE) < v)
         sg_cond_wait(k->c, k->m);
     sg_mutex_unlock(k->m);
+}
+
+static void wait_round(xchg_shm_window *w, const uint64_t *flag, uint64_t e)
+{
+    sleep_until(w, flag, e);
     xchg_charge_ops(XCHG_OP_FLAG, 1);
 }
 
@@ -466,8 +473,7 @@ int xchg_shm_stamped(xchg_shm_window *w, const uint64_t *word, uint64_t e)
 
 void xchg_shm_announce(xchg_shm_window *w, uint64_t *word, uint64_t v)
 {
-    xchg_charge_flush();
-    __atomic_store_n(word, v, __ATOMIC_RELEASE);
+    xchg_shm_stamp(w, word, v);
     for (int r = 0; r < w->P; r++) {
         sim_wake *k = wake_of(w, r);
         sg_mutex_lock(k->m);
@@ -479,13 +485,9 @@ void xchg_shm_announce(xchg_shm_window *w, uint64_t *word, uint64_t v)
 void xchg_shm_await(xchg_shm_window *w, const uint64_t *word, uint64_t v)
 {
     xchg_charge_flush(); /* look at this rank's time */
-    if (__atomic_load_n(word, __ATOMIC_ACQUIRE) >= v)
+    if (xchg_shm_stamped(w, word, v))
         return; /* already there: read with the data that follows */
-    sim_wake *k = wake_of(w, w->rank);
-    sg_mutex_lock(k->m);
-    while (__atomic_load_n(word, __ATOMIC_ACQUIRE) < v)
-        sg_cond_wait(k->c, k->m);
-    sg_mutex_unlock(k->m);
+    sleep_until(w, word, v);
     xchg_charge_ops(XCHG_OP_FLAG, 1);
 }
 #else
