@@ -13,6 +13,8 @@
  *   - a long-lived communicator (300 calls): right results, every rank
  *     switches at the same call and never back; with XCHG_SETUP_AT=N set,
  *     exactly at call N;
+ *   - a tuning table's set-up constants (setup_round, setup_window) move
+ *     that call: never at a second a round, still at a nanosecond;
  *   - blocking, nonblocking and persistent calls mixed during the first
  *     calls: right results (a nonblocking or persistent call sets the
  *     communicator up; blocking calls after it are xchg's);
@@ -144,35 +146,96 @@ static void test_short_lived(void)
     }
 }
 
-static void test_long_lived(void)
+/* 300 calls on a duplicate of MPI_COMM_WORLD, each checked; the call at
+ * which it set up (0: never) into *switched. */
+static void long_lived_run(const char *label, int *switched)
 {
     MPI_Comm comm;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-    const long at = setup_at_env();
-    int ok = 1, consistent = 1, back = 0, switched = 0;
+    int ok = 1, consistent = 1, back = 0;
     char why[512] = "", what[700];
+    *switched = 0;
     for (int call = 1; call <= 300; call++) {
         int passed, algo;
         if (!one_call(comm, call * 3, &passed, &algo, why, sizeof why))
             ok = 0;
         consistent &= check_same_everywhere(passed, comm) & check_same_everywhere(algo, comm);
-        if (!passed && !switched)
-            switched = call;
-        if (passed && switched)
+        if (!passed && !*switched)
+            *switched = call;
+        if (passed && *switched)
             back = 1;
     }
     MPI_Comm_free(&comm);
-    snprintf(what, sizeof what, "%s 300 calls: results (%s)", entry, why);
+    snprintf(what, sizeof what, "%s%s 300 calls: results (%s)", entry, label, why);
     CHECK_ALL(ok, "%s", what);
-    CHECK_ALL(consistent, "%s 300 calls: every rank ran the same", entry);
-    CHECK_ALL(!back, "%s 300 calls: never back to MPI's call once set up", entry);
+    CHECK_ALL(consistent, "%s%s 300 calls: every rank ran the same", entry, label);
+    CHECK_ALL(!back, "%s%s 300 calls: never back to MPI's call once set up", entry, label);
     if (rank == 0)
-        printf("%s 300 calls: set up at call %d (0: never)\n", entry, switched);
+        printf("%s%s 300 calls: set up at call %d (0: never)\n", entry, label, *switched);
+}
+
+static void test_long_lived(void)
+{
+    const long at = setup_at_env();
+    int switched;
+    long_lived_run("", &switched);
     if (at > 0) {
+        char what[200];
         snprintf(what, sizeof what, "%s XCHG_SETUP_AT=%ld: set up at call %d", entry, at,
                  switched);
         CHECK_ALL(switched == at, "%s", what);
     }
+}
+
+/* XCHG_TUNING_FILE is a table of the two set-up constants alone, read on
+ * every rank (written by rank 0). */
+static void use_table(const char *path, const char *text)
+{
+    if (rank == 0) {
+        FILE *f = fopen(path, "w");
+        if (f) {
+            fputs(text, f);
+            fclose(f);
+        }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    setenv("XCHG_TUNING_FILE", path, 1);
+}
+
+/* A tuning table's setup_round and setup_window (xchg-tune measures them)
+ * are the costs auto weighs: at a second a round a long-lived
+ * communicator never sets up in 300 calls, where with the defaults it
+ * does; at a nanosecond it still sets up (the agreement's modelled cost
+ * remains). Skipped where XCHG_SETUP_AT decides, or where the defaults
+ * see no saving (nothing to move). */
+static void test_table_setup_costs(void)
+{
+    if (setup_at_env() > 0 || getenv("XCHG_TUNING_FILE"))
+        return;
+    int def, slow, fast;
+    long_lived_run(" (model's set-up costs)", &def);
+    char slow_path[64], fast_path[64];
+    snprintf(slow_path, sizeof slow_path, "setup-phase-slow-%d.txt", P);
+    snprintf(fast_path, sizeof fast_path, "setup-phase-fast-%d.txt", P);
+    use_table(slow_path, "# a set-up that never pays\nsetup_round 1\nsetup_window 1\n");
+    long_lived_run(" (setup_round 1 s)", &slow);
+    use_table(fast_path, "setup_round 1e-9\nsetup_window 1e-9\n");
+    long_lived_run(" (setup_round 1 ns)", &fast);
+    unsetenv("XCHG_TUNING_FILE");
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        remove(slow_path);
+        remove(fast_path);
+    }
+    if (def == 0 || def > 150) {
+        if (rank == 0)
+            printf("table set-up costs: not checked (the defaults set up at call %d)\n", def);
+        return;
+    }
+    CHECK_ALL(slow == 0, "setup_round 1 s in the table: never set up (at call %d; %d without)",
+              slow, def);
+    CHECK_ALL(fast > 0, "setup_round 1 ns in the table: set up (at call %d; %d without)", fast,
+              def);
 }
 
 static void test_mixed(void)
@@ -250,6 +313,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &P);
     test_short_lived();
     test_long_lived();
+    test_table_setup_costs();
     test_mixed();
     test_arg_error();
 #if XCHG_HAVE_LARGE_COUNT

@@ -5,6 +5,7 @@
 # refuses what xchg-bench refuses (exit 2); the table it writes holds only
 # comments, constants and rules for NP ranks, each naming an algorithm of
 # this build (xchg-bench --list) or vendor, never a model of an MPI library,
+# and the set-up constant setup_round (setup_window where MPI made a window),
 # and with --sparse 1:16 sparse rules for NP ranks over census ranges that
 # cover 0..63 in order, each naming a sparse algorithm;
 # --verify passes for both at the default XCHG_AUTO_MIN_P (64, above NP:
@@ -42,7 +43,8 @@ cat "$table"
 names=$("$@" "$bench" --list 2>/dev/null)
 printf '%s\n' "$names" | grep -qx vendor || fail "xchg-bench --list names no vendor"
 [ "$(grep -c '^rule ' "$table")" -ge 3 ] || fail "fewer than 3 rules for 16:1K (16, 64, 256, 1K)"
-if grep -v -E '^(#.*|(alpha|beta|copy|overhead) [0-9.e+-]+|rule .*|sparse .*)$' "$table"; then
+grep -q -E '^setup_round [0-9.e+-]+$' "$table" || fail "no setup_round line (the set-up's cost)"
+if grep -v -E '^(#.*|(alpha|beta|copy|overhead|setup_round|setup_window) [0-9.e+-]+|rule .*|sparse .*)$' "$table"; then
   fail "the lines above are none of comment, constant or rule"
 fi
 next=0

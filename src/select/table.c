@@ -59,6 +59,22 @@ static int loaded;             /* path above has been read */
 static rule rules[MAX_RULES]; /* both kinds, in the file's order */
 static int nrules;
 static double t_alpha, t_beta, t_copy, t_overhead; /* 0: not set */
+static double t_setup_round, t_setup_window;        /* 0: not set */
+
+/* The constant lines: keyword, where its value goes, its unit. */
+static const struct constant_key {
+    const char *keyword;
+    double *value;
+    const char *unit;
+} constant_keys[] = {
+    {"alpha", &t_alpha, "seconds"},
+    {"beta", &t_beta, "seconds per byte"},
+    {"copy", &t_copy, "seconds per byte"},
+    {"overhead", &t_overhead, "seconds"},
+    {"setup_round", &t_setup_round, "seconds"},
+    {"setup_window", &t_setup_window, "seconds"},
+};
+enum { NCONSTANTS = sizeof constant_keys / sizeof constant_keys[0] };
 static unsigned long long checksum;
 static char problem[512];      /* why the table is not used ("line 3: ..."); "" if it is */
 static int reported;           /* problem printed (for loaded_path) */
@@ -168,15 +184,13 @@ static int parse_algo(const char *name, rule *r, char *why, size_t len)
 /* One line's words; 0, or -1 with why. */
 static int parse_line(char **w, int n, int lineno, char *why, size_t len)
 {
-    static const char *const keys[] = {"alpha", "beta", "copy", "overhead"};
-    double *vals[] = {&t_alpha, &t_beta, &t_copy, &t_overhead};
     if (n == 0)
         return 0;
-    for (int i = 0; i < 4; i++)
-        if (strcmp(w[0], keys[i]) == 0) {
-            if (n != 2 || !parse_positive(w[1], vals[i])) {
-                snprintf(why, len, "%s wants one number > 0 (%s)%s%s%s", keys[i],
-                         i == 1 || i == 2 ? "seconds per byte" : "seconds",
+    for (int i = 0; i < NCONSTANTS; i++)
+        if (strcmp(w[0], constant_keys[i].keyword) == 0) {
+            if (n != 2 || !parse_positive(w[1], constant_keys[i].value)) {
+                snprintf(why, len, "%s wants one number > 0 (%s)%s%s%s",
+                         constant_keys[i].keyword, constant_keys[i].unit,
                          n == 2 ? ", not '" : "", n == 2 ? w[1] : "", n == 2 ? "'" : "");
                 return -1;
             }
@@ -187,7 +201,7 @@ static int parse_line(char **w, int n, int lineno, char *why, size_t len)
         kind++;
     if (kind == (int)(sizeof kinds / sizeof kinds[0])) {
         snprintf(why, len, "unknown keyword '%s' (a line is alpha, beta, copy, overhead, "
-                 "rule, neighbor or sparse)", w[0]);
+                 "setup_round, setup_window, rule, neighbor or sparse)", w[0]);
         return -1;
     }
     rule r = {.kind = kind, .line = lineno};
@@ -205,7 +219,8 @@ static int parse_line(char **w, int n, int lineno, char *why, size_t len)
 static void clear(void)
 {
     nrules = 0;
-    t_alpha = t_beta = t_copy = t_overhead = 0;
+    for (int i = 0; i < NCONSTANTS; i++)
+        *constant_keys[i].value = 0;
 }
 
 /* Reads path (table_lock held). Any problem: no rules, no constants,
@@ -316,6 +331,8 @@ static void constants(xchg_model_params *m)
     if (t_beta > 0) m->beta = t_beta;
     if (t_copy > 0) m->copy = t_copy;
     if (t_overhead > 0) m->overhead = t_overhead;
+    if (t_setup_round > 0) m->setup_round = t_setup_round;
+    if (t_setup_window > 0) m->setup_window = t_setup_window;
 }
 
 double xchg_table_key_of(unsigned long long checksum)

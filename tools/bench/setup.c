@@ -26,6 +26,7 @@
 #include "setup.h"
 #include "bench_util.h"
 #include "oversubscribed.h"
+#include "setup_costs.h"
 
 #include "xchg.h"
 
@@ -238,107 +239,34 @@ static const char *plural(int n)
 
 /* ---- table 1: set-up costs ---------------------------------------------- */
 
+/* MPI's call on comm, for scale. */
 typedef struct su_ctx {
-    const su_run *r;
-    MPI_Comm comm, node; /* node: this rank's shared-memory communicator */
-    int node_rank;
+    MPI_Comm comm;
     su_bufs *b;
 } su_ctx;
 
-static int op_split(su_ctx *c)
+static int run_alltoallv(void *arg)
 {
-    MPI_Comm n;
-    int rc = MPI_Comm_split(MPI_COMM_WORLD, 0, c->r->rank, &n);
-    return rc == MPI_SUCCESS ? MPI_Comm_free(&n) : rc;
-}
-
-static int op_dup(su_ctx *c)
-{
-    MPI_Comm n;
-    (void)c;
-    int rc = MPI_Comm_dup(MPI_COMM_WORLD, &n);
-    return rc == MPI_SUCCESS ? MPI_Comm_free(&n) : rc;
-}
-
-#ifndef XCHG_SMPI
-static int op_idup(su_ctx *c)
-{
-    MPI_Comm n;
-    MPI_Request req;
-    (void)c;
-    int rc = MPI_Comm_idup(MPI_COMM_WORLD, &n, &req);
-    if (rc == MPI_SUCCESS)
-        rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
-    return rc == MPI_SUCCESS ? MPI_Comm_free(&n) : rc;
-}
-#endif
-
-static int op_split_type(su_ctx *c)
-{
-    MPI_Comm n;
-    int rc = MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, c->r->rank,
-                                 MPI_INFO_NULL, &n);
-    return rc == MPI_SUCCESS ? MPI_Comm_free(&n) : rc;
-}
-
-static int op_allreduce(su_ctx *c)
-{
-    int in[16] = {0}, out[16]; /* 64 bytes, as a settings agreement */
-    in[0] = c->r->rank;
-    return MPI_Allreduce(in, out, 16, MPI_INT, MPI_MAX, c->comm);
-}
-
-static int op_window(su_ctx *c)
-{
-    MPI_Aint mine = c->node_rank == 0 ? (MPI_Aint)c->r->window_bytes : 0;
-    void *base;
-    MPI_Win win;
-    int rc = MPI_Win_allocate_shared(mine, 1, MPI_INFO_NULL, c->node, &base, &win);
-    return rc == MPI_SUCCESS ? MPI_Win_free(&win) : rc;
-}
-
-static int op_alltoallv(su_ctx *c)
-{
+    const su_ctx *c = arg;
     return mpi_call(c->b, c->comm);
 }
 
-/* Prints one row of table 1: the operation once untimed (a refusal, such as
- * Open MPI's shared window without its osc sm component, is agreed and
- * shown instead of a time), then --reps times, each after a barrier. */
-static void setup_row(su_ctx *c, const char *label, int (*op)(su_ctx *), double *t)
+/* One row of table 1: a time, or a refusal (such as Open MPI's shared
+ * window without its osc sm component), agreed, shown instead. */
+static void setup_row(const su_run *r, const char *label, double s, const char *why)
 {
-    const su_run *r = c->r;
-    int rc = op(c), bad = rc != MPI_SUCCESS, any;
-    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, c->comm);
-    if (any) {
-        char e[MPI_MAX_ERROR_STRING] = "refused on another rank";
-        int len;
-        if (bad)
-            MPI_Error_string(rc, e, &len);
-        if (r->rank == 0)
-            printf("%-48s %10s  (%s)\n", label, "refused", e);
+    if (r->rank != 0)
         return;
-    }
-    for (int k = 0; k < r->reps; k++) {
-        MPI_Barrier(c->comm);
-        double t0 = MPI_Wtime();
-        op(c);
-        t[k] = MPI_Wtime() - t0;
-    }
-    double us = slowest_median(t, r->reps, c->comm) * 1e6;
-    if (r->rank == 0)
-        printf("%-48s %10.2f\n", label, us);
+    if (s < 0)
+        printf("%-48s %10s  (%s)\n", label, "refused", why);
+    else
+        printf("%-48s %10.2f\n", label, s * 1e6);
 }
 
 static void setup_table(const su_run *r, su_bufs *b, MPI_Comm comm)
 {
-    su_ctx c = {r, comm, MPI_COMM_NULL, 0, b};
-    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, r->rank, MPI_INFO_NULL, &c.node);
-    MPI_Comm_set_errhandler(c.node, MPI_ERRORS_RETURN); /* a refused window returns */
-    MPI_Comm_rank(c.node, &c.node_rank);
-    char win[96], a2a[96];
-    snprintf(win, sizeof win, "MPI_Win_allocate_shared %lld B + MPI_Win_free", r->window_bytes);
-    snprintf(a2a, sizeof a2a, "MPI_Alltoallv of %d B blocks (for scale)", r->bytes);
+    setup_costs_ctx c;
+    setup_costs_open(&c, comm, r->window_bytes);
     if (r->rank == 0) {
         printf("# set-up costs per communicator (us): %d rank%s, %s; slowest rank's median of "
                "%d repetition%s, a barrier before each\n", r->P, plural(r->P), r->lib, r->reps,
@@ -346,17 +274,19 @@ static void setup_table(const su_run *r, su_bufs *b, MPI_Comm comm)
         printf("%-48s %10s\n", "operation", "us");
     }
     double *t = malloc(sizeof(double) * (size_t)r->reps);
-    setup_row(&c, "MPI_Comm_split + MPI_Comm_free", op_split, t);
-    setup_row(&c, "MPI_Comm_dup + MPI_Comm_free", op_dup, t);
-#ifndef XCHG_SMPI /* SimGrid SMPI 3.32 aborts in MPI_Comm_idup (not implemented) */
-    setup_row(&c, "MPI_Comm_idup + MPI_Wait + MPI_Comm_free", op_idup, t);
-#endif
-    setup_row(&c, "MPI_Comm_split_type(SHARED) + MPI_Comm_free", op_split_type, t);
-    setup_row(&c, "MPI_Allreduce of 64 B", op_allreduce, t);
-    setup_row(&c, win, op_window, t);
-    setup_row(&c, a2a, op_alltoallv, t);
+    char label[96], why[MPI_MAX_ERROR_STRING + 32];
+    for (int op = 0; op < SETUP_NOPS; op++) {
+        if (!setup_op_available(op))
+            continue;
+        double s = setup_op_time(&c, op, r->reps, t, why, sizeof why);
+        setup_row(r, setup_op_label(&c, op, label, sizeof label), s, why);
+    }
+    su_ctx a2a = {comm, b};
+    snprintf(label, sizeof label, "MPI_Alltoallv of %d B blocks (for scale)", r->bytes);
+    double s = setup_time_fn(run_alltoallv, &a2a, comm, r->reps, t, why, sizeof why);
+    setup_row(r, label, s, why);
     free(t);
-    MPI_Comm_free(&c.node);
+    setup_costs_close(&c);
 }
 
 /* ---- tables 2 and 3: MPI's call against xchg's -------------------------- */

@@ -22,9 +22,13 @@
  * the N-th shape of a file XCHG_RECORD wrote (tools/bench/record_file.h,
  * scaled to this P by the same rule as xchg-bench's), one rule for it.
  * --sparse MIN:MAX adds the sparse exchange's rules (tune_sparse.c).
+ * It writes the set-up constants too (setup_round, setup_window), timed
+ * here, so that auto's rule for when a communicator's set-up pays back
+ * (docs/setup.md) uses this machine's costs.
  */
 #include "bench_util.h"
 #include "record_load.h"
+#include "setup_costs.h"
 #include "tune_sparse.h"
 #include "tune_time.h"
 #include "xchg.h"
@@ -201,6 +205,65 @@ static int peer_on_my_node(void)
     MPI_Comm_free(&node);
     MPI_Bcast(&leader, 1, MPI_INT, P - 1, MPI_COMM_WORLD);
     return leader == 0; /* rank 0 leads its own node */
+}
+
+/* The model's set-up constants (src/select/model.c, xchg_model_setup_time):
+ * setup_round, one of the log2 P rounds of a communicator's duplicate, node
+ * split and settings allreduce (the three timed here over this run's ranks,
+ * their sum divided by its rounds), and setup_window, a node-shared window
+ * of XCHG_SHM_BYTES' default (1 MiB) made and freed; 0 where MPI refused
+ * one (not written: the model keeps its default). */
+typedef struct setup_consts {
+    double dup, split_type, allreduce, window; /* seconds, -1: refused */
+    int rounds;
+    double round;
+} setup_consts;
+
+static void measure_setup(setup_consts *s)
+{
+    enum { REPS = 20 };
+    double t[REPS];
+    char why[MPI_MAX_ERROR_STRING + 32];
+    setup_costs_ctx c;
+    memset(s, 0, sizeof *s);
+    s->dup = s->split_type = s->allreduce = s->window = -1;
+    s->rounds = 1;
+    while ((1 << s->rounds) < P)
+        s->rounds++;
+    if (setup_costs_open(&c, MPI_COMM_WORLD, 1 << 20) != MPI_SUCCESS)
+        return;
+    s->dup = setup_op_time(&c, SETUP_OP_DUP, REPS, t, why, sizeof why);
+    s->split_type = setup_op_time(&c, SETUP_OP_SPLIT_TYPE, REPS, t, why, sizeof why);
+    s->allreduce = setup_op_time(&c, SETUP_OP_ALLREDUCE, REPS, t, why, sizeof why);
+    s->window = setup_op_time(&c, SETUP_OP_WINDOW, REPS, t, why, sizeof why);
+    setup_costs_close(&c);
+    if (s->dup >= 0 && s->split_type >= 0 && s->allreduce >= 0)
+        s->round = (s->dup + s->split_type + s->allreduce) / s->rounds;
+}
+
+/* " 12.3 us" or " refused" into buf. */
+static const char *us_or_refused(double t, char *buf, size_t n)
+{
+    if (t < 0)
+        snprintf(buf, n, " refused");
+    else
+        snprintf(buf, n, " %.1f us", t * 1e6);
+    return buf;
+}
+
+/* The set-up lines of the table (and, with f stdout, of the report). */
+static void write_setup(FILE *f, const setup_consts *s)
+{
+    char a[32], b[32], c[32], d[32];
+    fprintf(f, "# set-up on %d ranks: MPI_Comm_dup%s, MPI_Comm_split_type%s, a 64 B "
+            "MPI_Allreduce%s (%d round%s); a 1 MiB shared window%s\n", P,
+            us_or_refused(s->dup, a, sizeof a), us_or_refused(s->split_type, b, sizeof b),
+            us_or_refused(s->allreduce, c, sizeof c), s->rounds, s->rounds == 1 ? "" : "s",
+            us_or_refused(s->window, d, sizeof d));
+    if (s->round > 0)
+        fprintf(f, "setup_round %.6g\n", s->round);
+    if (s->window > 0)
+        fprintf(f, "setup_window %.6g\n", s->window);
 }
 
 static const char usage_line[] =
@@ -396,9 +459,9 @@ typedef struct sparse_rules {
     xchg_sparse_algo best[TUNE_SPARSE_MAX];
 } sparse_rules;
 
-static int write_table(const char *out, int one_node, double wire, double beta, int nsizes,
-                       const long long *keys, const xchg_algo *best, int *written,
-                       const sparse_rules *sp)
+static int write_table(const char *out, int one_node, double wire, double beta,
+                       const setup_consts *su, int nsizes, const long long *keys,
+                       const xchg_algo *best, int *written, const sparse_rules *sp)
 {
     int werr = 0;
     for (int i = 0; i < nsizes; i++) {
@@ -420,6 +483,7 @@ static int write_table(const char *out, int one_node, double wire, double beta, 
                        "# ping-pong measured no link between nodes\n", P - 1);
         else
             fprintf(f, "alpha %.6g\nbeta %.6g\noverhead %.6g\n", wire, beta, TUNE_OVERHEAD);
+        write_setup(f, su);
         for (int i = 0; i < nsizes; i++) {
             long long lo = i == 0 ? 0 : (keys[i - 1] + keys[i]) / 2 + 1;
             long long hi = i == nsizes - 1 ? 1LL << 40 : (keys[i] + keys[i + 1]) / 2;
@@ -472,6 +536,8 @@ int main(int argc, char **argv)
     const double wire = alpha - 2.0 * TUNE_OVERHEAD > 1e-9 ? alpha - 2.0 * TUNE_OVERHEAD : 1e-9;
     /* on one node the ping-pong never left it: keep the model's link */
     const int one_node = peer_on_my_node();
+    setup_consts su;
+    measure_setup(&su);
 
     int nsizes = 0;
     long sizes[40];
@@ -489,8 +555,11 @@ int main(int argc, char **argv)
         printf("# xchg-tune: %d ranks, random counts in [0, 2*mean], median of %d\n", P,
                o.iters);
     if (rank == 0)
-        printf("# alpha %.3g s  beta %.3g s/B\n%10s %-18s %12s %12s\n", alpha, beta, "mean_B",
-               "fastest", "median_us", "vendor_us");
+        printf("# alpha %.3g s  beta %.3g s/B\n", alpha, beta);
+    if (rank == 0)
+        write_setup(stdout, &su);
+    if (rank == 0)
+        printf("%10s %-18s %12s %12s\n", "mean_B", "fastest", "median_us", "vendor_us");
     for (int i = 0; i < nsizes; i++) {
         pattern p;
         if (pattern_get(&p, sizes[i], recp)) {
@@ -518,7 +587,8 @@ int main(int argc, char **argv)
         sp.n = tune_sparse_counts(o.mmin, o.mmax, P, sp.m);
         tune_sparse_measure(sp.n, sp.m, o.iters, rank, P, sp.best);
     }
-    int failures = write_table(o.out, one_node, wire, beta, nsizes, keys, best, written, &sp);
+    int failures =
+        write_table(o.out, one_node, wire, beta, &su, nsizes, keys, best, written, &sp);
     if (o.verify && !failures) {
         int n = 0;
         for (int i = 0; i < nsizes; i++)
