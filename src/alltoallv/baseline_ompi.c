@@ -106,7 +106,8 @@ static int ompi_basic_linear(xchg_call *c)
         if (rc != MPI_SUCCESS && first == MPI_SUCCESS)
             first = rc;
     }
-    int rc = xchg_mpi_waitall(n, req, st);
+    int failed; /* hooked work (a first call's check) progresses in its waits */
+    int rc = xchg_waitall_statuses(c, n, req, st, &failed);
     if (rc == MPI_ERR_IN_STATUS)
         for (int k = 0; k < n; k++)
             if (st[k].MPI_ERROR != MPI_SUCCESS && st[k].MPI_ERROR != MPI_ERR_PENDING) {

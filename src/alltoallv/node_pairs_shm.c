@@ -1054,15 +1054,25 @@ static int step_read(nps_run *x)
  * (c->agreed, the same on every rank), else 0 (XCHG_SHM_BYTES): a
  * member's out area (node offsets, its blocks) and the slots of the
  * messages it relays (about twice what a member receives, with their
- * headers). Too small, the call overflows, runs node_pairs once and the
- * window grows to the agreed need; a window's cost grows with its size
- * and is paid before any saving. */
+ * headers); and where blocks may be large enough for the direct way
+ * (direct_next(), which the second call follows: the busiest rank's mean
+ * block at least XCHG_NPS_DIRECT_BYTES a member), room for the outgoing
+ * messages a member relays (about what a member sends), so that the
+ * second call does not grow the window again. Too small, the call
+ * overflows, runs node_pairs once and the window grows to the agreed
+ * need; a window's cost grows with its size and is paid before any
+ * saving. */
 static size_t first_need(const xchg_call *c, const nps_state *s)
 {
     if (!c->agreed)
         return 0;
+    /* the largest node's size: the same on every rank, as the need must be */
     const uint64_t N = (uint64_t)s->N, P = (uint64_t)c->size;
-    return (size_t)(8 * N + c->agreed->max_send + 2 * c->agreed->max_recv + 16 * (N + P));
+    const uint64_t L = (uint64_t)xchg_node_largest(s->nl);
+    const uint64_t per = (uint64_t)xchg_setting_of(&c->cs->settings, &direct_bytes);
+    const int may_direct = c->agreed->max_send >= per * L * (P - 1);
+    return (size_t)(8 * N + c->agreed->max_send + 2 * c->agreed->max_recv + 16 * (N + P) +
+                    (may_direct ? c->agreed->max_send + 16 * (N + P) : 0));
 }
 
 int xchg_alltoallv_node_pairs_shm(xchg_call *c)

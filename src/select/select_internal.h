@@ -40,11 +40,16 @@ enum {
 /* MAX the first XCHG_AF_NMAX fields of in into acc, SUM the rest. */
 void xchg_agree_combine(long long *acc, const long long *in);
 
+/* Fields an agreement may carry beyond auto's (phase.c's check: the node
+ * guess and MPI's measured time), each reduced with MAX. */
+enum { XCHG_AGREE_MAX_EXTRA = 4 };
+
 /* One agreement in flight (nonblocking recursive doubling). */
 typedef struct xchg_agree_op {
-    long long acc[XCHG_AF_COUNT], in[XCHG_AF_COUNT];
+    long long acc[XCHG_AF_COUNT + XCHG_AGREE_MAX_EXTRA], in[XCHG_AF_COUNT + XCHG_AGREE_MAX_EXTRA];
     MPI_Comm comm;
     int rank, size, p2, rem, newrank, mask, stage, active;
+    int nfields; /* XCHG_AF_COUNT and the extra ones */
     MPI_Request req[2];
 } xchg_agree_op;
 
@@ -52,6 +57,10 @@ typedef struct xchg_agree_op {
  * rank starts it, in the same order as its other agreements). */
 int xchg_agree_start(xchg_agree_op *op, MPI_Comm comm, int rank, int size,
                      const long long *mine);
+/* The same with nextra (at most XCHG_AGREE_MAX_EXTRA) more fields after
+ * auto's in mine, reduced with MAX. */
+int xchg_agree_start_extra(xchg_agree_op *op, MPI_Comm comm, int rank, int size,
+                           const long long *mine, int nextra);
 /* Advances it; *done once op->acc holds the reduced fields. blocking: waits. */
 int xchg_agree_progress(xchg_agree_op *op, int blocking, int *done);
 /* Moves to the next stage(s) once both of op->req are MPI_REQUEST_NULL

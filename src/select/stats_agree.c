@@ -31,6 +31,15 @@ void xchg_agree_combine(long long *acc, const long long *in)
         acc[i] += in[i];
 }
 
+/* in into acc: auto's fields as xchg_agree_combine, the extra ones MAX. */
+static void combine(xchg_agree_op *op)
+{
+    xchg_agree_combine(op->acc, op->in);
+    for (int i = XCHG_AF_COUNT; i < op->nfields; i++)
+        if (op->in[i] > op->acc[i])
+            op->acc[i] = op->in[i];
+}
+
 /* Stages of one agreement. */
 enum { ST_IDLE = 0, ST_PRE, ST_ROUND, ST_POST, ST_DONE };
 
@@ -38,10 +47,10 @@ static int post_round(xchg_agree_op *op)
 {
     int nr = op->newrank ^ op->mask;
     int peer = nr < op->rem ? 2 * nr + 1 : nr + op->rem;
-    int rc = MPI_Irecv(op->in, XCHG_AF_COUNT, MPI_LONG_LONG, peer, XCHG_TAG_AGREE, op->comm,
+    int rc = MPI_Irecv(op->in, op->nfields, MPI_LONG_LONG, peer, XCHG_TAG_AGREE, op->comm,
                        &op->req[0]);
     if (rc == MPI_SUCCESS)
-        rc = MPI_Isend(op->acc, XCHG_AF_COUNT, MPI_LONG_LONG, peer, XCHG_TAG_AGREE, op->comm,
+        rc = MPI_Isend(op->acc, op->nfields, MPI_LONG_LONG, peer, XCHG_TAG_AGREE, op->comm,
                        &op->req[1]);
     return rc;
 }
@@ -56,17 +65,17 @@ static int enter(xchg_agree_op *op, int stage)
         /* P not a power of two: the first 2*rem ranks pair up, the even one
          * hands its fields to the odd one and sits out the rounds. */
         if (op->rank % 2 == 0)
-            return MPI_Isend(op->acc, XCHG_AF_COUNT, MPI_LONG_LONG, op->rank + 1,
+            return MPI_Isend(op->acc, op->nfields, MPI_LONG_LONG, op->rank + 1,
                              XCHG_TAG_AGREE, op->comm, &op->req[1]);
-        return MPI_Irecv(op->in, XCHG_AF_COUNT, MPI_LONG_LONG, op->rank - 1, XCHG_TAG_AGREE,
+        return MPI_Irecv(op->in, op->nfields, MPI_LONG_LONG, op->rank - 1, XCHG_TAG_AGREE,
                          op->comm, &op->req[0]);
     case ST_ROUND:
         return post_round(op);
     case ST_POST:
         if (op->rank % 2 == 0)
-            return MPI_Irecv(op->acc, XCHG_AF_COUNT, MPI_LONG_LONG, op->rank + 1,
+            return MPI_Irecv(op->acc, op->nfields, MPI_LONG_LONG, op->rank + 1,
                              XCHG_TAG_AGREE, op->comm, &op->req[0]);
-        return MPI_Isend(op->acc, XCHG_AF_COUNT, MPI_LONG_LONG, op->rank - 1, XCHG_TAG_AGREE,
+        return MPI_Isend(op->acc, op->nfields, MPI_LONG_LONG, op->rank - 1, XCHG_TAG_AGREE,
                          op->comm, &op->req[1]);
     default:
         return MPI_SUCCESS;
@@ -80,10 +89,10 @@ static int next_stage(xchg_agree_op *op)
     case ST_PRE:
         if (op->rank % 2 == 0)
             return ST_POST; /* wait for the result */
-        xchg_agree_combine(op->acc, op->in);
+        combine(op);
         return op->p2 > 1 ? ST_ROUND : ST_POST;
     case ST_ROUND:
-        xchg_agree_combine(op->acc, op->in);
+        combine(op);
         op->mask <<= 1;
         if (op->mask < op->p2)
             return ST_ROUND;
@@ -93,14 +102,17 @@ static int next_stage(xchg_agree_op *op)
     }
 }
 
-int xchg_agree_start(xchg_agree_op *op, MPI_Comm comm, int rank, int size,
-                     const long long *mine)
+int xchg_agree_start_extra(xchg_agree_op *op, MPI_Comm comm, int rank, int size,
+                           const long long *mine, int nextra)
 {
     memset(op, 0, sizeof *op);
     op->comm = comm;
     op->rank = rank;
     op->size = size;
-    memcpy(op->acc, mine, sizeof op->acc);
+    op->nfields = XCHG_AF_COUNT + (nextra < 0 ? 0
+                                   : nextra > XCHG_AGREE_MAX_EXTRA ? XCHG_AGREE_MAX_EXTRA
+                                                                   : nextra);
+    memcpy(op->acc, mine, sizeof(long long) * (size_t)op->nfields);
     op->p2 = 1;
     while (op->p2 * 2 <= size)
         op->p2 *= 2;
@@ -114,6 +126,12 @@ int xchg_agree_start(xchg_agree_op *op, MPI_Comm comm, int rank, int size,
     if (rank < 2 * op->rem)
         return enter(op, ST_PRE);
     return enter(op, op->p2 > 1 ? ST_ROUND : ST_DONE);
+}
+
+int xchg_agree_start(xchg_agree_op *op, MPI_Comm comm, int rank, int size,
+                     const long long *mine)
+{
+    return xchg_agree_start_extra(op, comm, rank, size, mine, 0);
 }
 
 int xchg_agree_progress(xchg_agree_op *op, int blocking, int *done)
@@ -172,6 +190,6 @@ int xchg_agree_blocking(MPI_Comm comm, int rank, int size, long long *fields)
     if (rc == MPI_SUCCESS)
         rc = xchg_agree_progress(&op, 1, &done);
     if (rc == MPI_SUCCESS)
-        memcpy(fields, op.acc, sizeof op.acc);
+        memcpy(fields, op.acc, sizeof(long long) * XCHG_AF_COUNT);
     return rc;
 }
