@@ -544,13 +544,7 @@ void xchg_select_estimate(const xchg_call *c, const long long *f, int one_node,
     }
     g->vendor_t = xchg_model_time(XCHG_ALGO_VENDOR, &m, &s);
     const xchg_algo_info *info = xchg_registry_find(g->best);
-    /* On several nodes from XCHG_AUTO_MIN_P the set-up communicator also
-     * ranks the node-aware algorithms (its node layout known then), whose
-     * best keep a node window: its cost counts where one can be made,
-     * whichever algorithm ranks first here. */
-    const xchg_algo_info *nps = xchg_registry_find(XCHG_ALGO_NODE_PAIRS_SHM);
-    const int node_window = !one_node && !below && nps && nps->usable && nps->usable(c->cs);
-    g->setup_t = xchg_model_setup_time(&m, &s, node_window || (info && info->usable));
+    g->setup_t = xchg_model_setup_time(&m, &s, info && info->usable);
     g->agree_t = xchg_model_agree_time(&m, &s);
 }
 
