@@ -37,7 +37,7 @@
  * xchg's point-to-point traffic still goes only on its private duplicate,
  * except in the simulated build, where the MPICH model stands in for MPI's
  * call (SMPI's own is another algorithm) and runs on the caller's
- * communicator.
+ * communicator, and so does the check's agreement (sim_checked_call).
  *
  * The large-count entry (xchg_alltoallv_c) passes its calls to
  * MPI_Alltoallv_c alike, its int copies giving the check's statistics.
