@@ -79,12 +79,8 @@ static void phase_combine(void *in, void *inout, int *len, MPI_Datatype *type)
     (void)type;
     const long long *a = in;
     long long *b = inout;
-    for (int k = 0; k < *len; k++, a += PH_COUNT, b += PH_COUNT) {
-        xchg_agree_combine(b, a);
-        for (int i = XCHG_AF_COUNT; i < PH_COUNT; i++)
-            if (a[i] > b[i])
-                b[i] = a[i];
-    }
+    for (int k = 0; k < *len; k++, a += PH_COUNT, b += PH_COUNT)
+        xchg_agree_combine_extra(b, a, PH_COUNT);
 }
 
 /* MPI_Finalize deletes MPI_COMM_SELF's attributes first: the op and type

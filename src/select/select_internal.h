@@ -43,6 +43,9 @@ void xchg_agree_combine(long long *acc, const long long *in);
 /* Fields an agreement may carry beyond auto's (phase.c's check: the node
  * guess and MPI's measured time), each reduced with MAX. */
 enum { XCHG_AGREE_MAX_EXTRA = 4 };
+/* xchg_agree_combine over auto's fields, MAX over the extra ones up to
+ * nfields (phase.c's MPI_Op and the recursive doubling alike). */
+void xchg_agree_combine_extra(long long *acc, const long long *in, int nfields);
 
 /* One agreement in flight (nonblocking recursive doubling). */
 typedef struct xchg_agree_op {

@@ -31,13 +31,12 @@ void xchg_agree_combine(long long *acc, const long long *in)
         acc[i] += in[i];
 }
 
-/* in into acc: auto's fields as xchg_agree_combine, the extra ones MAX. */
-static void combine(xchg_agree_op *op)
+void xchg_agree_combine_extra(long long *acc, const long long *in, int nfields)
 {
-    xchg_agree_combine(op->acc, op->in);
-    for (int i = XCHG_AF_COUNT; i < op->nfields; i++)
-        if (op->in[i] > op->acc[i])
-            op->acc[i] = op->in[i];
+    xchg_agree_combine(acc, in);
+    for (int i = XCHG_AF_COUNT; i < nfields; i++)
+        if (in[i] > acc[i])
+            acc[i] = in[i];
 }
 
 /* Stages of one agreement. */
@@ -89,10 +88,10 @@ static int next_stage(xchg_agree_op *op)
     case ST_PRE:
         if (op->rank % 2 == 0)
             return ST_POST; /* wait for the result */
-        combine(op);
+        xchg_agree_combine_extra(op->acc, op->in, op->nfields);
         return op->p2 > 1 ? ST_ROUND : ST_POST;
     case ST_ROUND:
-        combine(op);
+        xchg_agree_combine_extra(op->acc, op->in, op->nfields);
         op->mask <<= 1;
         if (op->mask < op->p2)
             return ST_ROUND;
