@@ -18,7 +18,9 @@
 
 #include "core/registry_lookup.h"
 
+#include <pthread.h>
 #include <stdio.h>
+#include <string.h>
 
 /* Every function an entry may name, by the names algos.def gives them.
  * Declaring one an algorithm does not have is harmless: only those its
@@ -47,19 +49,31 @@ _Static_assert(sizeof registry / sizeof registry[0] <= XCHG_EXT_COUNT - XCHG_EXT
 
 XCHG_REGISTRY_LOOKUP(xchg_registry, xchg_algo_info, xchg_algo, registry)
 
-int xchg_registry_candidates(const xchg_algo_info *out[], int max)
+/* auto's candidates in tie order, listed once: auto ranks them at every
+ * choice, and a first call's check ranks them on every new communicator. */
+static pthread_once_t candidates_once = PTHREAD_ONCE_INIT;
+static const xchg_algo_info *candidates[sizeof registry / sizeof registry[0]];
+static int ncandidates;
+
+static void list_candidates(void)
 {
-    int n = 0;
-    for (int k = 1; n < max; k++) {
+    for (int k = 1;; k++) {
         int found = 0;
-        for (int i = 0; i < xchg_registry_count() && n < max; i++)
+        for (int i = 0; i < xchg_registry_count(); i++)
             if (registry[i].candidate == k) {
-                out[n++] = &registry[i];
+                candidates[ncandidates++] = &registry[i];
                 found = 1;
             }
         if (!found)
             break;
     }
+}
+
+int xchg_registry_candidates(const xchg_algo_info *out[], int max)
+{
+    pthread_once(&candidates_once, list_candidates);
+    int n = ncandidates < max ? ncandidates : max;
+    memcpy(out, candidates, sizeof out[0] * (size_t)n);
     return n;
 }
 

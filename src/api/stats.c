@@ -7,19 +7,32 @@
 #include "neighbor/neighbor_internal.h"
 #include "sparse/sparse_internal.h"
 
+#include <pthread.h>
 #include <string.h>
 
 /* The algorithms' own settings: the alltoallv registry's, the sparse
- * one's, then the neighbour one's. */
-static const xchg_setting_def *algo_setting(int i)
+ * one's, then the neighbour one's, listed once: settings.c asks for them
+ * by index in loops over every setting (a first call's check reads them
+ * all), and each registry walks its table to find one. */
+enum { ALGO_SETTINGS_LISTED = 2 * XCHG_ALGO_SETTINGS_MAX };
+static pthread_once_t listed_once = PTHREAD_ONCE_INIT;
+static const xchg_setting_def *listed[ALGO_SETTINGS_LISTED + 1];
+
+static void list_settings(void)
 {
     const xchg_setting_def *(*const from[])(int) = {
         xchg_registry_setting, xchg_sparse_registry_setting, xchg_neighbor_registry_setting};
+    int n = 0;
     for (size_t r = 0; r < sizeof from / sizeof from[0]; r++)
-        for (int k = 0; from[r](k); k++)
-            if (i-- == 0)
-                return from[r](k);
-    return NULL;
+        for (int k = 0; from[r](k) && n < ALGO_SETTINGS_LISTED; k++)
+            listed[n++] = from[r](k);
+    listed[n] = NULL;
+}
+
+static const xchg_setting_def *algo_setting(int i)
+{
+    pthread_once(&listed_once, list_settings);
+    return i >= 0 && i < ALGO_SETTINGS_LISTED ? listed[i] : NULL;
 }
 
 static const xchg_algo_names names = {xchg_algo_from_name,          xchg_sparse_algo_from_name,

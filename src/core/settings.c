@@ -252,13 +252,51 @@ static int parse_bytes(const char *s, int64_t *v)
     return 1;
 }
 
+/* The environment's XCHG_ variables, collected in one pass: a read of
+ * every setting (a set-up, a first call's check) looks each name up
+ * there instead of walking the whole environment once per setting with
+ * getenv (launchers and module systems set hundreds of variables). */
+enum { ENV_LISTED_MAX = 128 };
+typedef struct env_list {
+    int n; /* -1: more than ENV_LISTED_MAX, so getenv each */
+    const char *at[ENV_LISTED_MAX];
+} env_list;
+
+extern char **environ;
+
+static void env_collect(env_list *e)
+{
+    e->n = 0;
+    for (char **v = environ; v && *v; v++) {
+        if ((*v)[0] != 'X' || strncmp(*v, "XCHG_", 5) != 0)
+            continue;
+        if (e->n == ENV_LISTED_MAX) {
+            e->n = -1;
+            return;
+        }
+        e->at[e->n++] = *v;
+    }
+}
+
+/* getenv(name), from e where name is an XCHG_ one. */
+static const char *env_get(const env_list *e, const char *name)
+{
+    if (!e || e->n < 0 || strncmp(name, "XCHG_", 5) != 0)
+        return getenv(name);
+    const size_t len = strlen(name);
+    for (int k = 0; k < e->n; k++)
+        if (strncmp(e->at[k], name, len) == 0 && e->at[k][len] == '=')
+            return e->at[k] + len + 1;
+    return NULL;
+}
+
 /* This rank's canonical value of setting i: VALUE_UNSET, a number, or
  * VALUE_UNKNOWN_NAME - hash (names). *rejected: set but not valid. */
-static int64_t read_one(const xchg_algo_names *names, int i, int *rejected, char *text,
-                        size_t textlen)
+static int64_t read_one(const xchg_algo_names *names, const env_list *env, int i, int *rejected,
+                        char *text, size_t textlen)
 {
     const xchg_setting_def *d = def_at(names, i);
-    const char *s = getenv(d->name);
+    const char *s = env_get(env, d->name);
     *rejected = 0;
     text[0] = 0;
     if (!s || !*s)
@@ -364,6 +402,17 @@ static void describe(const xchg_algo_names *names, int i, int64_t v, char *out, 
         snprintf(out, len, "%" PRId64, v);
 }
 
+/* text into out (len bytes), cut to fit: snprintf's work without its
+ * format parsing (every setting is applied on every read). */
+static void copy_text(char *out, size_t len, const char *text)
+{
+    size_t n = strlen(text);
+    if (n >= len)
+        n = len - 1;
+    memcpy(out, text, n);
+    out[n] = 0;
+}
+
 static void apply(xchg_settings *s, int i, int64_t v, const char *text)
 {
     if (i >= XCHG_SETTING_COUNT) { /* an algorithm's own: read with xchg_setting_of */
@@ -375,12 +424,12 @@ static void apply(xchg_settings *s, int i, int64_t v, const char *text)
     case XCHG_SET_ALLTOALLV_ALGO:
         s->alltoallv_algo = v == VALUE_UNSET ? XCHG_ALGO_AUTO
                             : unknown ? XCHG_ALGO_INVALID : (xchg_algo)v;
-        snprintf(s->alltoallv_algo_text, sizeof s->alltoallv_algo_text, "%s", text);
+        copy_text(s->alltoallv_algo_text, sizeof s->alltoallv_algo_text, text);
         break;
     case XCHG_SET_SPARSE_ALGO:
         s->sparse_algo = v == VALUE_UNSET ? XCHG_SPARSE_AUTO
                          : unknown ? XCHG_SPARSE_INVALID : (xchg_sparse_algo)v;
-        snprintf(s->sparse_algo_text, sizeof s->sparse_algo_text, "%s", text);
+        copy_text(s->sparse_algo_text, sizeof s->sparse_algo_text, text);
         break;
     case XCHG_SET_THROTTLE:
         s->throttle = (int)(v == VALUE_UNSET ? defs[i].dflt : v);
@@ -406,7 +455,7 @@ static void apply(xchg_settings *s, int i, int64_t v, const char *text)
         break;
     case XCHG_SET_RECORD:
         s->record = v != VALUE_UNSET;
-        snprintf(s->record_path, sizeof s->record_path, "%s", text);
+        copy_text(s->record_path, sizeof s->record_path, text);
         break;
     case XCHG_SET_RECORD_MAX:
         s->record_max = (int)(v == VALUE_UNSET ? defs[i].dflt : v);
@@ -414,7 +463,7 @@ static void apply(xchg_settings *s, int i, int64_t v, const char *text)
     case XCHG_SET_NEIGHBOR_ALGO:
         s->neighbor_algo = v == VALUE_UNSET ? XCHG_NEIGHBOR_AUTO
                            : unknown ? XCHG_NEIGHBOR_INVALID : (xchg_neighbor_algo)v;
-        snprintf(s->neighbor_algo_text, sizeof s->neighbor_algo_text, "%s", text);
+        copy_text(s->neighbor_algo_text, sizeof s->neighbor_algo_text, text);
         break;
     case XCHG_SET_MAX_INFLIGHT:
         s->max_inflight = (int)(v == VALUE_UNSET ? defs[i].dflt : v);
@@ -467,6 +516,8 @@ void xchg_settings_read_local(const xchg_algo_names *names, xchg_settings *s, in
     static const xchg_setting_id first[] = {XCHG_SET_ALLTOALLV_ALGO, XCHG_SET_CHECK,
                                             XCHG_SET_RECORD, XCHG_SET_SETUP_AT, XCHG_SET_VERBOSE};
     const int N = all ? setting_count(names) : XCHG_SETTING_COUNT;
+    env_list env;
+    env_collect(&env);
     char text[sizeof s->record_path];
     memset(s, 0, sizeof *s);
     for (int k = 0; k < N - XCHG_SETTING_COUNT && k < XCHG_ALGO_SETTINGS_MAX; k++)
@@ -477,7 +528,7 @@ void xchg_settings_read_local(const xchg_algo_names *names, xchg_settings *s, in
         for (size_t k = 0; k < sizeof first / sizeof first[0] && !read; k++)
             read = (int)first[k] == i;
         text[0] = 0;
-        int64_t v = read ? read_one(names, i, &rejected, text, sizeof text) : VALUE_UNSET;
+        int64_t v = read ? read_one(names, &env, i, &rejected, text, sizeof text) : VALUE_UNSET;
         apply(s, i, v, text);
     }
 }
@@ -491,10 +542,12 @@ int xchg_settings_agree(MPI_Comm comm, const xchg_algo_names *names, xchg_settin
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
     int64_t mine[NMAX], root[NMAX];
+    env_list env;
+    env_collect(&env);
     int rejected[NMAX];
     char text[NMAX][sizeof s->record_path];
     for (int i = 0; i < N; i++)
-        root[i] = mine[i] = read_one(names, i, &rejected[i], text[i], sizeof text[i]);
+        root[i] = mine[i] = read_one(names, &env, i, &rejected[i], text[i], sizeof text[i]);
 
     /* One MPI_Allreduce (MAX) agrees everything (a broadcast of rank 0's
      * values and a second reduction cost one more log P latency chain on

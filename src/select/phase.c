@@ -133,10 +133,17 @@ static long long name_hash(void)
  * leaves out the first, which may pay MPI's own set-up), at most the 64th. */
 static unsigned long first_check(int P)
 {
+    /* the last P's answer kept: programs make many communicators of a size */
+    static _Thread_local int last_P;
+    static _Thread_local unsigned long last_k;
+    if (P == last_P && last_k)
+        return last_k;
     double k = ceil(20.0 * xchg_select_agree_share(P));
     if (!(k >= 3.0))
         k = 3.0;
-    return k > 64.0 ? 64 : (unsigned long)k;
+    last_P = P;
+    last_k = k > 64.0 ? 64 : (unsigned long)k;
+    return last_k;
 }
 
 /* This call's fields, with the node guess (no node map yet: every other
