@@ -20,6 +20,13 @@
  *     communicator up; blocking calls after it are xchg's);
  *   - an argument error on every rank at call e (1..8) of a communicator:
  *     each rank gets it, none hangs, the other calls are right;
+ *   - the measured verdict (select.c): where xchg's own traffic is made
+ *     slow (this program's MPI_Isend, MPI_Irecv and MPI_Win_sync sleep
+ *     SLOW_US first; MPI's own call, which the first calls run, does not
+ *     call them), a communicator set up by a check runs MPI's own from
+ *     call set-up + 9 on, on every rank, results right (2 ranks or more:
+ *     one rank's exchange is a local copy); with
+ *     XCHG_SETUP_AT (no check, no reference) it keeps its choice;
  *   - where the MPI has large counts, the short-lived, long-lived and
  *     argument-error cases again through xchg_alltoallv_c (its first
  *     calls are MPI_Alltoallv_c).
@@ -30,11 +37,47 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "a2av_cases.h"
 #include "check.h"
 
 static int rank, P, npass, nfail;
 static const char *entry = "xchg_alltoallv"; /* or xchg_alltoallv_c */
+
+/* xchg's own point-to-point and window traffic made slow (test_verdict):
+ * libxchg calls MPI_Isend, MPI_Irecv and MPI_Win_sync, which these
+ * definitions take over (the profiling interface); MPI's own
+ * MPI_Alltoallv does not. A sleep, so that an oversubscribed core runs
+ * the other ranks meanwhile. */
+enum { SLOW_US = 3000 };
+static int slow;
+
+static void slow_down(void)
+{
+    struct timespec t = {0, SLOW_US * 1000L};
+    if (slow)
+        nanosleep(&t, NULL);
+}
+
+int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+              MPI_Request *req)
+{
+    slow_down();
+    return PMPI_Isend(buf, count, type, dest, tag, comm, req);
+}
+
+int MPI_Irecv(void *buf, int count, MPI_Datatype type, int src, int tag, MPI_Comm comm,
+              MPI_Request *req)
+{
+    slow_down();
+    return PMPI_Irecv(buf, count, type, src, tag, comm, req);
+}
+
+int MPI_Win_sync(MPI_Win win)
+{
+    slow_down();
+    return PMPI_Win_sync(win);
+}
 
 #if XCHG_HAVE_LARGE_COUNT
 /* The same call through the large-count entry. */
@@ -308,6 +351,60 @@ static void test_arg_error(void)
     }
 }
 
+/* One pattern (1 KiB blocks), up to 2000 calls, xchg's own traffic slow: where a check set the
+ * communicator up at call s, the verdict (select.c) times calls s+1 ..
+ * s+8 and runs MPI's own from call s+9 on every rank; with XCHG_SETUP_AT
+ * (set up without a check: no measured reference) the choice stays. */
+static void test_verdict(void)
+{
+    const long at = setup_at_env();
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    int *sc = calloc((size_t)P, sizeof(int));
+    for (int j = 0; j < P; j++)
+        sc[j] = 1024 + 64 * ((rank + 3 * j) % 5);
+    a2av_bytes x;
+    a2av_bytes_make(&x, sc, comm); /* x owns sc */
+    int ok = 1, consistent = 1, setup = 0, vendor_from = 0, left_vendor = 0, calls = 0;
+    slow = 1;
+    /* until 20 calls after the set-up (the same call everywhere) */
+    for (int call = 1; call <= 2000 && !(setup && call > setup + 20); call++) {
+        calls = call;
+        memset(x.out, 0xee, (size_t)x.rt + 1);
+        int e = xchg_alltoallv(x.sb, x.sc, x.sd, MPI_BYTE, x.out, x.rc, x.rd, MPI_BYTE, comm);
+        ok &= e == MPI_SUCCESS && a2av_bytes_same(&x);
+        xchg_stats s;
+        xchg_get_stats(comm, &s);
+        consistent &= check_same_everywhere((int)s.algo, comm) &
+                      check_same_everywhere(s.passed_to_mpi, comm);
+        if (!s.passed_to_mpi && !setup)
+            setup = call;
+        const int vendor = setup && !s.passed_to_mpi && s.algo == XCHG_ALGO_VENDOR;
+        if (vendor && !vendor_from)
+            vendor_from = call;
+        if (vendor_from && !vendor)
+            left_vendor = 1;
+    }
+    slow = 0;
+    a2av_bytes_free(&x);
+    MPI_Comm_free(&comm);
+    CHECK_ALL(ok, "verdict: %d calls of one pattern, xchg's traffic slow: results right", calls);
+    CHECK_ALL(consistent, "verdict: every rank ran the same at every call");
+    if (rank == 0)
+        printf("verdict: set up at call %d, MPI's own from call %d (0: never)\n", setup,
+               vendor_from);
+    if (!setup || P == 1)
+        return; /* no saving found in 2000 calls: nothing to judge; or one rank,
+                 * whose exchange is a local copy that no MPI call slows */
+    if (at > 0) {
+        CHECK_ALL(!vendor_from, "verdict: XCHG_SETUP_AT=%ld (no check): the choice stays", at);
+    } else {
+        CHECK_ALL(vendor_from == setup + 9, "verdict: MPI's own from call %d (set up at %d)",
+                  vendor_from, setup);
+        CHECK_ALL(!left_vendor, "verdict: MPI's own to the end");
+    }
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -318,6 +415,7 @@ int main(int argc, char **argv)
     test_table_setup_costs();
     test_mixed();
     test_arg_error();
+    test_verdict();
 #if XCHG_HAVE_LARGE_COUNT
     entry = "xchg_alltoallv_c";
     test_short_lived();

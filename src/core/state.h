@@ -48,12 +48,17 @@ typedef struct xchg_nb xchg_nb; /* a nonblocking exchange (src/progress/queue.c)
 /* A communicator's first calls before it is set up (src/select/phase.c):
  * kept in the state itself, so that counting them cannot fail on one
  * rank. The same on every rank. */
+enum { XCHG_PHASE_REF_FIELDS = 32 }; /* at least select's XCHG_AF_COUNT */
 typedef struct xchg_phase_counts {
     unsigned long calls;    /* auto calls passed to MPI so far */
     unsigned long check_at; /* the call whose statistics are agreed next (0: none) */
     unsigned long setup_at; /* the call that sets up (0: not decided) */
     double mpi_seconds;     /* this rank's time in the timed MPI calls before a check */
     unsigned long timed;    /* ... and their number */
+    double recent[16];      /* this rank's last timed MPI calls (s), the verdict's */
+    unsigned long nrecent;  /* ... reference: recent[k % 16] for k < nrecent */
+    int have_ref;           /* a check decided the set-up: the verdict's reference, */
+    long long ref_fields[XCHG_PHASE_REF_FIELDS]; /* on these agreed statistics */
 } xchg_phase_counts;
 struct xchg_wait_hook;          /* work the waits progress (src/progress/progress.h) */
 

@@ -187,17 +187,6 @@ static int mpi_call_large(const xchg_call *c, const xchg_phase_large *large, int
 }
 #endif
 
-#ifdef XCHG_SMPI
-/* The simulated build's stand-in for MPI's own call: the MPICH model, or
- * the baseline XCHG_ALLTOALLV_ALGO names (mpich_model, ompi_model). */
-static xchg_algo standin_of(const xchg_comm_state *cs)
-{
-    const xchg_algo a = cs->settings.alltoallv_algo;
-    const xchg_algo_info *info = xchg_registry_find(a);
-    return info && info->baseline && a != XCHG_ALGO_VENDOR ? a : XCHG_ALGO_MPICH_MODEL;
-}
-#endif
-
 /* MPI's own call: the library's MPI_Alltoallv (MPI_Alltoallv_c for the
  * large-count entry; through PMPI, so that the preload does not take it
  * back), or in the simulated build a model of it on the caller's
@@ -210,7 +199,7 @@ static int mpi_call(xchg_call *c, const xchg_phase_large *large, int failed, int
         *raised = 0;
         c->temp_limit = xchg_temp_limit_of(c->cs);
         xchg_charge_ops(XCHG_OP_PEER, (size_t)c->size); /* as the usual path charges */
-        return xchg_registry_find(standin_of(c->cs))->run(c);
+        return xchg_registry_find(xchg_select_mpi_own(c->cs))->run(c);
     }
 #endif
     *raised = 1; /* MPI raised its own errors on the caller's communicator */
@@ -255,6 +244,7 @@ static void decide(xchg_call *c, xchg_phase_counts *ph, long long *v, unsigned l
     ph->setup_at = repaid > (double)(n + 1) ? (repaid > 1e9 ? 1000000000ul : (unsigned long)repaid)
                                             : n + 1;
     ph->check_at = 0;
+    xchg_select_set_reference(c->cs, v); /* the verdict's (select.c) */
     if (verbose)
         fprintf(stderr, "xchg: auto passes calls on P=%d to MPI's MPI_Alltoallv until call "
                 "%lu, then sets up (call %lu: MPI %.2f us a call, %s %.2f us by the model, "
@@ -425,7 +415,7 @@ static void count_passed(xchg_comm_state *cs, const xchg_call *c, int baseline)
     cs->last.algo = XCHG_ALGO_VENDOR;
 #ifdef XCHG_SMPI
     if (c->sendbuf != MPI_IN_PLACE)
-        cs->last.algo = standin_of(cs);
+        cs->last.algo = xchg_select_mpi_own(cs);
 #endif
     cs->last.sparse_algo = XCHG_SPARSE_INVALID;
     cs->last.temp_bytes = 0;
@@ -459,9 +449,12 @@ static int pass_through(const xchg_algo_names *names, xchg_call *c, MPI_Datatype
     long long v[PH_COUNT];
     MPI_Request req = MPI_REQUEST_NULL;
     int arc = MPI_SUCCESS, rc;
-    /* timed: up to TIMED calls before a check, not a communicator's first
-     * (it may pay MPI's own lazy set-up); the others pay no clock */
-    const int timing = n > 1 && ph->check_at > n && ph->check_at - n <= TIMED;
+    /* timed: up to TIMED calls before a check, and the calls between a
+     * check and the set-up it decided (the verdict's reference, select.c);
+     * not a communicator's first (it may pay MPI's own lazy set-up); the
+     * others pay no clock */
+    const int for_check = n > 1 && ph->check_at > n && ph->check_at - n <= TIMED;
+    const int timing = for_check || (n > 1 && ph->setup_at > n);
     double t0 = timing ? MPI_Wtime() : 0.0;
 #ifdef XCHG_SMPI
     if (checking && c->sendbuf != MPI_IN_PLACE)
@@ -474,8 +467,12 @@ static int pass_through(const xchg_algo_names *names, xchg_call *c, MPI_Datatype
         rc = mpi_call(c, large, zeros != NULL, raised);
     }
     if (timing) {
-        ph->mpi_seconds += MPI_Wtime() - t0;
-        ph->timed++;
+        const double t = MPI_Wtime() - t0;
+        ph->recent[ph->nrecent++ % (sizeof ph->recent / sizeof ph->recent[0])] = t;
+        if (for_check) {
+            ph->mpi_seconds += t;
+            ph->timed++;
+        }
     }
     if (checking && arc == MPI_SUCCESS && req != MPI_REQUEST_NULL)
         arc = MPI_Wait(&req, MPI_STATUS_IGNORE);
@@ -524,7 +521,7 @@ int xchg_phase_alltoallv(MPI_Comm comm, const xchg_algo_names *names, const void
      * (an application's rows under SMPI): it runs as the pass-through
      * does, on the caller's communicator, every call, with no set-up of
      * xchg's (whose costs the simulator charges) */
-    baseline = standin_of(cs) == set->alltoallv_algo && sendbuf != MPI_IN_PLACE &&
+    baseline = xchg_select_mpi_own(cs) == set->alltoallv_algo && sendbuf != MPI_IN_PLACE &&
                !set->check && !set->record && cs->bare;
 #endif
     const int at_once = !baseline && (set->alltoallv_algo != XCHG_ALGO_AUTO || set->check ||

@@ -120,6 +120,16 @@ typedef struct select_state {
     unsigned long long printed; /* XCHG_VERBOSE: algorithms already reported */
     int small;                 /* below XCHG_AUTO_MIN_P: SMALL_*, agreed at the first call */
     xchg_call_agreed agreed;   /* what a blocking agreement hands the call (c->agreed) */
+    /* The measured verdict (verdict()): the choice's blocking calls
+     * timed (MPI's own before set-up: cs->phase), and the choice it
+     * vetoed. */
+    int judging;               /* the choice's calls are being timed */
+    unsigned long vcalls;      /* blocking auto calls since the first choice */
+    int timing_now;            /* this call is timed */
+    double timed[16];          /* this rank's timed calls of the choice (s) */
+    unsigned long timed_n;
+    xchg_algo veto;            /* slower than MPI's own here (XCHG_ALGO_INVALID: none) */
+    long long veto_f[XCHG_AF_COUNT]; /* the statistics it was slower on */
 } select_state;
 
 /* A communicator below XCHG_AUTO_MIN_P ranks: undecided until its first
@@ -135,17 +145,23 @@ enum { HOW_BLOCKING, HOW_REFRESH, HOW_INIT };
 
 static void arm(xchg_call *c, select_state *st, int on);
 
-static select_state *state_of(xchg_call *c, int create)
+static select_state *state_in(xchg_comm_state *cs, int create)
 {
-    select_state *st = c->cs->ext[XCHG_EXT_SELECT];
+    select_state *st = cs->ext[XCHG_EXT_SELECT];
     if (!st && create) {
         st = calloc(1, sizeof *st);
         if (st) {
-            c->cs->ext[XCHG_EXT_SELECT] = st;
-            c->cs->ext_free[XCHG_EXT_SELECT] = free;
+            st->veto = XCHG_ALGO_INVALID;
+            cs->ext[XCHG_EXT_SELECT] = st;
+            cs->ext_free[XCHG_EXT_SELECT] = free;
         }
     }
     return st;
+}
+
+static select_state *state_of(xchg_call *c, int create)
+{
+    return state_in(c->cs, create);
 }
 
 /* This rank's contribution to the agreement. */
@@ -331,6 +347,36 @@ static int moved(const long long *was, const long long *now)
             return 1;
     }
     return was[XCHG_AF_TABLE_HI] != now[XCHG_AF_TABLE_HI];
+}
+
+/* MPI's own call as auto runs it: vendor; in the simulated build the
+ * model of MPICH's call that stands in for it (phase.c's pass-through
+ * runs the same), or the baseline XCHG_ALLTOALLV_ALGO names. */
+xchg_algo xchg_select_mpi_own(const xchg_comm_state *cs)
+{
+#ifdef XCHG_SMPI
+    const xchg_algo a = cs->settings.alltoallv_algo;
+    const xchg_algo_info *info = xchg_registry_find(a);
+    return info && info->baseline && a != XCHG_ALGO_VENDOR ? a : XCHG_ALGO_MPICH_MODEL;
+#else
+    (void)cs;
+    return XCHG_ALGO_VENDOR;
+#endif
+}
+
+/* The choice now, from agreed fields f, after the verdict: an algorithm
+ * measured slower than MPI's own call gives way to it while the
+ * statistics stay where they were measured; once they move, the model
+ * decides again. */
+static xchg_algo apply_veto(xchg_call *c, select_state *st, xchg_algo now, const long long *f)
+{
+    if (st->veto == XCHG_ALGO_INVALID)
+        return now;
+    if (moved(st->veto_f, f)) {
+        st->veto = XCHG_ALGO_INVALID;
+        return now;
+    }
+    return now == st->veto ? xchg_select_mpi_own(c->cs) : now;
 }
 
 /* The model's ranking of the candidates on agreed fields f. */
@@ -683,6 +729,18 @@ static int small_decide(xchg_call *c, select_state *st, const long long *f)
     return 0;
 }
 
+/* The first choice (st->choice) of a communicator that a check set up
+ * after MPI's own calls: its calls are timed for the verdict. */
+static void judge_first(xchg_call *c, select_state *st)
+{
+    if (!c->cs->phase.have_ref || st->choice == xchg_select_mpi_own(c->cs) ||
+        xchg_coro_inside())
+        return;
+    st->judging = 1;
+    st->vcalls = 0;
+    st->timed_n = 0;
+}
+
 /* The first call, or one whose cached choice is padded: agreed, blocking,
  * on this call's statistics. */
 static int select_blocking(xchg_call *c, select_state *st, int below, xchg_algo *chosen)
@@ -693,12 +751,16 @@ static int select_blocking(xchg_call *c, select_state *st, int below, xchg_algo 
     if (rc != MPI_SUCCESS)
         return rc;
     if (below && st->small == SMALL_UNDECIDED && !small_decide(c, st, f)) {
-        *chosen = XCHG_ALGO_LINEAR;
+        memcpy(st->last, f, sizeof st->last); /* linear for good: what the verdict compares */
+        st->choice = *chosen = XCHG_ALGO_LINEAR;
+        judge_first(c, st);
         return MPI_SUCCESS;
     }
-    *chosen = choose(c, f, HOW_BLOCKING, &best_t, &st->fallback);
+    *chosen = apply_veto(c, st, choose(c, f, HOW_BLOCKING, &best_t, &st->fallback), f);
     schedule(c, st, 0, *chosen, f, best_t);
     st->choice = *chosen;
+    if (!st->have)
+        judge_first(c, st);
     st->have = 1;
     *chosen = runnable(c, st);
     /* what the call's algorithm may take as agreed: a padded one needs no
@@ -711,6 +773,95 @@ static int select_blocking(xchg_call *c, select_state *st, int below, xchg_algo 
     return MPI_SUCCESS;
 }
 
+/* ---- the measured verdict ------------------------------------------
+ * The model ranks the algorithms on a simulated cluster's constants (or
+ * a tuning table's), and a machine can differ: on 2 ranks of one node
+ * with Open MPI, MPI's own call (0.6-0.8 us) beat shm, which the model
+ * ranks first. A communicator whose first calls were MPI's own
+ * (phase.c) timed them: each rank keeps its last 16 (cs->phase.recent,
+ * from before the check to the set-up it decided). Its chosen
+ * algorithm's blocking calls 2 .. 1 + VERDICT_CALLS after the first
+ * choice are timed too (the first makes windows and node maps), and at
+ * the next blocking call one MPI_Allreduce on the private communicator
+ * agrees the slowest rank's median of each (medians: a call that an
+ * oversubscribed core's scheduler stretched a hundredfold must not
+ * decide). Where the choice is slower than MPI's call on statistics
+ * that have not moved since the check, auto runs MPI's own from then on
+ * (apply_veto) until they move. The calls counted are the blocking ones
+ * (outside a coroutine), the same calls on every rank; every decision
+ * uses agreed values only. Under SMPI both are simulated times: the
+ * same every run. */
+enum { VERDICT_CALLS = 8 };
+
+double xchg_select_median(const double *x, unsigned long n)
+{
+    double y[16];
+    if (n == 0)
+        return 0.0;
+    if (n > 16)
+        n = 16;
+    for (unsigned long i = 0; i < n; i++) { /* insertion sort: 16 at most */
+        unsigned long j = i;
+        for (; j > 0 && y[j - 1] > x[i]; j--)
+            y[j] = y[j - 1];
+        y[j] = x[i];
+    }
+    return n % 2 ? y[n / 2] : 0.5 * (y[n / 2 - 1] + y[n / 2]);
+}
+
+_Static_assert((int)XCHG_AF_COUNT <= (int)XCHG_PHASE_REF_FIELDS, "raise XCHG_PHASE_REF_FIELDS");
+
+void xchg_select_set_reference(xchg_comm_state *cs, const long long *f)
+{
+    cs->phase.have_ref = 1;
+    memcpy(cs->phase.ref_fields, f, sizeof(long long) * XCHG_AF_COUNT);
+}
+
+/* At blocking call 2 + VERDICT_CALLS of the first choice: the agreement
+ * of the timed calls, and the veto where MPI's call was faster. Every
+ * rank reaches it at the same call: judging starts from agreed values
+ * only (the check's decision, the first choice, the calls' kinds). */
+static int verdict(xchg_call *c, select_state *st, xchg_algo *chosen)
+{
+    st->judging = 0;
+    xchg_phase_counts *ph = &c->cs->phase;
+    ph->have_ref = 0; /* judged once */
+    const unsigned long nref = ph->nrecent < 16 ? ph->nrecent : 16;
+    /* MAX: the slowest rank's medians (ns); some rank untimed */
+    long long v[3] = {(long long)(1e9 * xchg_select_median(st->timed, st->timed_n)),
+                      (long long)(1e9 * xchg_select_median(ph->recent, nref)),
+                      st->timed_n == 0 || nref == 0};
+    int rc = MPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_LONG_LONG, MPI_MAX, c->comm);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    const int slower = !v[2] && v[0] > v[1] && !moved(ph->ref_fields, st->last);
+    if (setting_verbose(c) && c->rank == 0)
+        fprintf(stderr, "xchg: auto measured %s at %.2f us a call on P=%d against MPI's "
+                "%.2f us (slowest rank's medians)%s\n", xchg_algo_name(st->choice),
+                1e-3 * (double)v[0], c->size, 1e-3 * (double)v[1],
+                slower ? ": runs MPI's own from now" : "");
+    if (!slower)
+        return MPI_SUCCESS;
+    st->veto = st->choice;
+    memcpy(st->veto_f, st->last, sizeof st->veto_f);
+    st->choice = xchg_select_mpi_own(c->cs);
+    *chosen = runnable(c, st);
+    return MPI_SUCCESS;
+}
+
+/* Counts a blocking call of the verdict's; times it or judges. */
+static int verdict_step(xchg_call *c, select_state *st, xchg_algo *chosen)
+{
+    st->timing_now = 0;
+    if (!st->judging || xchg_coro_inside())
+        return MPI_SUCCESS;
+    st->vcalls++;
+    if (st->vcalls > 1 + VERDICT_CALLS)
+        return verdict(c, st, chosen);
+    st->timing_now = st->vcalls >= 2;
+    return MPI_SUCCESS;
+}
+
 static int xchg_select_alltoallv(xchg_call *c, xchg_algo *chosen)
 {
     select_state *st = state_of(c, 1);
@@ -718,16 +869,23 @@ static int xchg_select_alltoallv(xchg_call *c, xchg_algo *chosen)
         return xchg_error_code(MPI_ERR_NO_MEM, "out of memory for the automatic choice");
     const int below = c->size < setting_auto_min_p(c);
     if (below && st->small == SMALL_LINEAR) {
-        *chosen = XCHG_ALGO_LINEAR; /* agreed at the first call: no table rule for P */
-        return MPI_SUCCESS;
+        /* agreed at the first call: no table rule for P; MPI's own where
+         * the verdict found linear slower (no statistics move here) */
+        *chosen = st->choice;
+        return verdict_step(c, st, chosen);
     }
     arm(c, st, 0);
     st->started = 0;
     st->start_rc = MPI_SUCCESS;
     st->ncalls++;
-    if (!st->have || is_padded(st->choice))
-        return select_blocking(c, st, below, chosen);
+    if (!st->have || is_padded(st->choice)) {
+        int rc = select_blocking(c, st, below, chosen);
+        return rc == MPI_SUCCESS ? verdict_step(c, st, chosen) : rc;
+    }
     *chosen = runnable(c, st);
+    int rc = verdict_step(c, st, chosen);
+    if (rc != MPI_SUCCESS)
+        return rc;
     if (st->ncalls < st->next_refresh)
         return MPI_SUCCESS; /* the cached choice, no agreement at all */
     xchg_select_fields(c, st->mine); /* the node map was made by the first call (or is not used) */
@@ -815,7 +973,8 @@ static int select_finish(xchg_call *c)
         return rc;
     }
     double best_t;
-    xchg_algo now = choose(c, st->op.acc, HOW_REFRESH, &best_t, &st->fallback);
+    xchg_algo now = apply_veto(c, st, choose(c, st->op.acc, HOW_REFRESH, &best_t, &st->fallback),
+                               st->op.acc);
     schedule(c, st, 1, now, st->op.acc, best_t);
     st->choice = now;
     return MPI_SUCCESS;
@@ -837,6 +996,9 @@ int xchg_select_run(xchg_call *c, xchg_algo *algo, int failing)
             select_abandon(c);
         return c->arg_err;
     }
+    select_state *st = automatic ? c->cs->ext[XCHG_EXT_SELECT] : NULL;
+    const int timed = st && st->timing_now && !failing;
+    const double t0 = timed ? MPI_Wtime() : 0.0;
     int rc = info->run(c);
     if (automatic) {
         /* every rank ran it and armed the same refresh: complete it
@@ -845,5 +1007,7 @@ int xchg_select_run(xchg_call *c, xchg_algo *algo, int failing)
         if (rc == MPI_SUCCESS)
             rc = frc;
     }
+    if (timed && st->timed_n < sizeof st->timed / sizeof st->timed[0])
+        st->timed[st->timed_n++] = MPI_Wtime() - t0;
     return rc;
 }

@@ -184,5 +184,14 @@ void xchg_select_fields(const xchg_call *c, long long *f);
 double xchg_select_agree_share(int P);
 void xchg_select_estimate(const xchg_call *c, const long long *f, int one_node,
                           xchg_select_guess *g);
+/* MPI's own call as auto runs it (vendor; under SMPI the baseline that
+ * stands in for it). */
+xchg_algo xchg_select_mpi_own(const xchg_comm_state *cs);
+/* A check decided to set cs up, on agreed statistics f: its first choice
+ * is then measured against MPI's own calls before it (cs->phase.recent;
+ * select.c's verdict). */
+void xchg_select_set_reference(xchg_comm_state *cs, const long long *f);
+/* The median of x[0..n) (n <= 16; 0 where n is 0). */
+double xchg_select_median(const double *x, unsigned long n);
 
 #endif
