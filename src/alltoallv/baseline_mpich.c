@@ -32,6 +32,7 @@
  * 1..8 exercise several batches.
  */
 #include "algo.h"
+#include "p2p_common.h"
 
 /* The first error a completed batch carries (MPI_ERR_IN_STATUS unpacked). */
 static int batch_error(int rc, int n, const MPI_Status *st)
@@ -106,6 +107,8 @@ int xchg_alltoallv_mpich_model(xchg_call *c)
         }
         int failed; /* hooked work (a first call's check) progresses in its waits */
         int rc = batch_error(xchg_waitall_statuses(c, n, req, st, &failed), n, st);
+        if (rc != MPI_SUCCESS)
+            xchg_p2p_drain(n, req); /* nothing left in flight for the next batch */
         if (rc != MPI_SUCCESS && first == MPI_SUCCESS)
             first = rc;
     }

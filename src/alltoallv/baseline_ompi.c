@@ -35,6 +35,7 @@
  * runs.
  */
 #include "algo.h"
+#include "p2p_common.h"
 
 /* Open MPI 4.1's choice: 1 = basic linear, 0 = pairwise. */
 static int ompi_uses_linear(int P)
@@ -108,6 +109,8 @@ static int ompi_basic_linear(xchg_call *c)
     }
     int failed; /* hooked work (a first call's check) progresses in its waits */
     int rc = xchg_waitall_statuses(c, n, req, st, &failed);
+    if (rc != MPI_SUCCESS)
+        xchg_p2p_drain(n, req); /* nothing left in flight */
     if (rc == MPI_ERR_IN_STATUS)
         for (int k = 0; k < n; k++)
             if (st[k].MPI_ERROR != MPI_SUCCESS && st[k].MPI_ERROR != MPI_ERR_PENDING) {

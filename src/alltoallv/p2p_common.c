@@ -142,3 +142,12 @@ int xchg_p2p_wait_posted(xchg_call *c, int n, MPI_Request req[], int *bad)
     xchg_world_errors_return(0);
     return rc;
 }
+
+void xchg_p2p_drain(int n, MPI_Request req[])
+{
+    xchg_world_errors_return(1); /* MPICH raises a request's error there */
+    for (int i = 0; i < n; i++)
+        if (req[i] != MPI_REQUEST_NULL)
+            (void)MPI_Wait(&req[i], MPI_STATUS_IGNORE);
+    xchg_world_errors_return(0);
+}

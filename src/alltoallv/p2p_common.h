@@ -40,6 +40,11 @@ int xchg_p2p_recv_probed(xchg_call *c, int src, int tag, MPI_Request *req, const
  * wait). *bad: the index of the first failed request if known, else -1.
  * Every request is complete on return. */
 int xchg_p2p_wait_posted(xchg_call *c, int n, MPI_Request req[], int *bad);
+/* After a wait that failed (xchg_waitall_statuses: MPI_ERR_PENDING leaves
+ * requests active): waits for those still active among req[0..n), their
+ * errors ignored (the caller has its error), so that the call leaves
+ * nothing in flight. */
+void xchg_p2p_drain(int n, MPI_Request req[]);
 
 /* A drained message's error: record it and go on (others: stop). */
 static inline int xchg_p2p_is_truncate(int e)
