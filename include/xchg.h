@@ -218,8 +218,11 @@ XCHG_API xchg_algo xchg_request_algo(xchg_request req);
  * call's, agreed the same way) come from the completing xchg_wait or
  * xchg_test, through comm's error handler; an error found before anything
  * starts (no valid comm, req NULL) from xchg_ialltoallv itself.
- * Limits: the first exchange on a communicator makes xchg's state for it
- * (collective, blocking; xchg_comm_prepare does it beforehand); rma_fence
+ * auto's first calls on a new communicator are MPI's own MPI_Ialltoallv
+ * until set-up pays back, as the blocking call's (docs/setup.md); then
+ * the request is that call's, and the arrays are not copied.
+ * Limits: an exchange that sets a communicator up makes xchg's state for
+ * it (collective, blocking; xchg_comm_prepare does it beforehand); rma_fence
  * and rma_lock synchronise their windows by blocking MPI calls inside test
  * and wait; the node-aware algorithms (hierarchical, node_pairs,
  * multileader, bruck_2level) split node communicators (blocking, at the

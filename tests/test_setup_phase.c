@@ -16,8 +16,13 @@
  *   - a tuning table's set-up constants (setup_round, setup_window) move
  *     that call: never at a second a round (where the defaults set up);
  *   - blocking, nonblocking and persistent calls mixed during the first
- *     calls: right results (a nonblocking or persistent call sets the
- *     communicator up; blocking calls after it are xchg's);
+ *     calls: right results (a nonblocking call is MPI's own as a blocking
+ *     one is; a persistent call sets the communicator up, and blocking
+ *     calls after it are xchg's);
+ *   - nonblocking first calls, two in flight at once, on communicators
+ *     used 1-12 times: right results, every call's algorithm the same on
+ *     every rank, the first three MPI's own; an argument error in a first nonblocking call on
+ *     every rank: each gets it with no request, none hangs;
  *   - an argument error on every rank at call e (1..8) of a communicator:
  *     each rank gets it, none hangs, the other calls are right;
  *   - the measured verdict (select.c): where xchg's own traffic is made
@@ -292,7 +297,7 @@ static void test_mixed(void)
         sc[j] = (rank * 5 + j * 3) % 7;
     a2av_bytes x;
     a2av_bytes_make(&x, sc, comm);
-    int ok = 1, ran, first_passed = 0, after_passed = 1;
+    int ok = 1, ran, first_passed = 0, nb_passed = 0, after_passed = 1;
     static const int how[] = {A2AV_BLOCKING, A2AV_BLOCKING, A2AV_NONBLOCKING, A2AV_BLOCKING,
                               A2AV_PERSISTENT, A2AV_BLOCKING, A2AV_NONBLOCKING, A2AV_BLOCKING};
     for (size_t i = 0; i < sizeof how / sizeof how[0]; i++) {
@@ -301,16 +306,116 @@ static void test_mixed(void)
         xchg_get_stats(comm, &s);
         if (i == 0)
             first_passed = s.passed_to_mpi && s.algo == XCHG_ALGO_VENDOR;
-        if (i == 3 && how[i] == A2AV_BLOCKING)
-            after_passed = s.passed_to_mpi; /* set up by the nonblocking call */
+        if (i == 2)
+            nb_passed = s.passed_to_mpi && s.algo == XCHG_ALGO_VENDOR;
+        if (i == 5)
+            after_passed = s.passed_to_mpi; /* set up by the persistent call at the latest */
     }
     a2av_bytes_free(&x);
     MPI_Comm_free(&comm);
     CHECK_ALL(ok, "mixed blocking, nonblocking, persistent: results");
     if (setup_at_env() == 0) {
         CHECK_ALL(first_passed, "mixed: the first call is MPI's");
-        CHECK_ALL(!after_passed, "mixed: a blocking call after a nonblocking one is xchg's");
+        CHECK_ALL(nb_passed, "mixed: the nonblocking 3rd call (the check) is MPI's");
+        CHECK_ALL(!after_passed, "mixed: a blocking call after a persistent one is xchg's");
     }
+}
+
+/* A new communicator's nonblocking calls (phase.c): K = 1..12 calls on a
+ * communicator, two in flight at once (the second started before the
+ * first is waited for, so a check's decision is taken at the next call's
+ * start), each checked against MPI_Alltoallv; every rank ran the same at
+ * every call; the first three MPI's own. Then every rank passes a
+ * negative count to its first nonblocking call: each gets MPI_ERR_COUNT
+ * and no request, none hangs, and the next calls are right. */
+static void test_nonblocking_first(void)
+{
+    static const int Ks[] = {1, 2, 3, 4, 6, 12};
+    int ok = 1, consistent = 1, mpi_first = 1;
+    for (size_t k = 0; k < sizeof Ks / sizeof Ks[0]; k++) {
+        MPI_Comm comm;
+        MPI_Comm_split(MPI_COMM_WORLD, 0, rank, &comm);
+        int *sc1 = calloc((size_t)P, sizeof(int)), *sc2 = calloc((size_t)P, sizeof(int));
+        for (int j = 0; j < P; j++) {
+            sc1[j] = (rank * 5 + j * 3 + (int)k) % 7;
+            sc2[j] = 2 * ((rank + j) % 3);
+        }
+        a2av_bytes x1, x2;
+        a2av_bytes_make(&x1, sc1, comm);
+        a2av_bytes_make(&x2, sc2, comm);
+        for (int call = 0; call < Ks[k]; call += 2) {
+            const int two = call + 1 < Ks[k];
+            xchg_request r1 = XCHG_REQUEST_NULL, r2 = XCHG_REQUEST_NULL;
+            memset(x1.out, 0, (size_t)x1.rt + 1);
+            memset(x2.out, 0, (size_t)x2.rt + 1);
+            int e = xchg_ialltoallv(x1.sb, x1.sc, x1.sd, MPI_BYTE, x1.out, x1.rc, x1.rd,
+                                    MPI_BYTE, comm, &r1);
+            /* a passed-through call's stats are set at its start (a set-up
+             * one's when it ends, which progress may order either way) */
+            xchg_stats s;
+            xchg_get_stats(comm, &s);
+            if (call < 3)
+                mpi_first &= s.passed_to_mpi == XCHG_PASSED_BEFORE_SETUP;
+            if (two && e == MPI_SUCCESS) {
+                e = xchg_ialltoallv(x2.sb, x2.sc, x2.sd, MPI_BYTE, x2.out, x2.rc, x2.rd,
+                                    MPI_BYTE, comm, &r2);
+                xchg_get_stats(comm, &s);
+                if (call + 1 < 3)
+                    mpi_first &= s.passed_to_mpi == XCHG_PASSED_BEFORE_SETUP;
+            }
+            if (e == MPI_SUCCESS)
+                e = xchg_wait(r1);
+            ok &= e == MPI_SUCCESS && a2av_bytes_same(&x1);
+            consistent &= check_same_everywhere(r1 ? (int)xchg_request_algo(r1) : -2, comm);
+            if (two) {
+                ok &= r2 && xchg_wait(r2) == MPI_SUCCESS && a2av_bytes_same(&x2);
+                consistent &= check_same_everywhere(r2 ? (int)xchg_request_algo(r2) : -2, comm);
+                if (r2)
+                    xchg_request_free(&r2);
+            }
+            if (r1)
+                xchg_request_free(&r1);
+        }
+        a2av_bytes_free(&x1);
+        a2av_bytes_free(&x2);
+        MPI_Comm_free(&comm);
+    }
+    CHECK_ALL(ok, "nonblocking first calls, two in flight: results");
+    CHECK_ALL(consistent, "nonblocking first calls: every rank ran the same");
+    if (setup_at_env() == 0)
+        CHECK_ALL(mpi_first, "nonblocking first calls: the first three MPI's own");
+
+    MPI_Comm comm;
+    MPI_Comm_split(MPI_COMM_WORLD, 0, rank, &comm);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    int *sc = calloc((size_t)P, sizeof(int));
+    for (int j = 0; j < P; j++)
+        sc[j] = 1 + (rank + j) % 4;
+    a2av_bytes x;
+    a2av_bytes_make(&x, sc, comm);
+    int bad_count = x.sc[0];
+    x.sc[0] = -1;
+    xchg_request r = XCHG_REQUEST_NULL;
+    int e = xchg_ialltoallv(x.sb, x.sc, x.sd, MPI_BYTE, x.out, x.rc, x.rd, MPI_BYTE, comm, &r);
+    int cls = MPI_SUCCESS;
+    MPI_Error_class(e, &cls);
+    x.sc[0] = bad_count;
+    int err_ok = cls == MPI_ERR_COUNT && r == XCHG_REQUEST_NULL, after = 1;
+    for (int call = 0; call < 4; call++) {
+        memset(x.out, 0, (size_t)x.rt + 1);
+        e = xchg_ialltoallv(x.sb, x.sc, x.sd, MPI_BYTE, x.out, x.rc, x.rd, MPI_BYTE, comm, &r);
+        if (e == MPI_SUCCESS)
+            e = xchg_wait(r);
+        after &= e == MPI_SUCCESS && a2av_bytes_same(&x);
+        if (r)
+            xchg_request_free(&r);
+    }
+    a2av_bytes_free(&x);
+    MPI_Comm_free(&comm);
+    if (setup_at_env() == 0)
+        CHECK_ALL(err_ok, "nonblocking first call, a negative count on every rank: "
+                  "MPI_ERR_COUNT and no request");
+    CHECK_ALL(after, "nonblocking first calls after an argument error: results");
 }
 
 /* Every rank passes a negative count at call e of 8 (a passed-through
@@ -414,6 +519,7 @@ int main(int argc, char **argv)
     test_long_lived();
     test_table_setup_costs();
     test_mixed();
+    test_nonblocking_first();
     test_arg_error();
     test_verdict();
 #if XCHG_HAVE_LARGE_COUNT

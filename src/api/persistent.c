@@ -541,11 +541,87 @@ int xchg_ialltoallv_ran_blocking(MPI_Comm comm, int rc, const char *fn)
                       "recvbuf)", fn));
 }
 
+/* ---- a new communicator's first nonblocking auto calls --------------
+ * MPI's own MPI_Ialltoallv on the caller's communicator until set-up pays
+ * back (select/phase.c); the request is that one, its check settled on
+ * completion. */
+static int passed_test(void *ctx, int *done)
+{
+    return xchg_phase_nb_test(ctx, done);
+}
+
+static int passed_wait(void *ctx)
+{
+    return xchg_phase_nb_wait(ctx);
+}
+
+static int passed_free(void *ctx)
+{
+    (void)ctx; /* inactive: MPI's request is complete */
+    return MPI_SUCCESS;
+}
+
+static xchg_algo passed_algo(void *ctx)
+{
+    (void)ctx;
+    return XCHG_ALGO_VENDOR;
+}
+
+static const xchg_request_ops passed_ops = {.start = NULL, /* never restarted */
+                                            .test = passed_test,
+                                            .wait = passed_wait,
+                                            .free = passed_free,
+                                            .algo = passed_algo};
+
+/* Passes the call through where phase.c says so (*handled = 1, its
+ * result returned); else the usual path runs it (the state is set up). */
+static int ialltoallv_passed(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                             MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                             xchg_request *req, int *handled)
+{
+    *handled = 0;
+    int P = 0;
+    if (!req || xchg_mpi_check(comm) != MPI_SUCCESS || xchg_check_comm(comm, &P) != MPI_SUCCESS)
+        return MPI_SUCCESS; /* the usual path reports it */
+    void *ctx = NULL;
+    xchg_request r = xchg_request_alloc(sizeof(xchg_phase_nb), &ctx);
+    if (!r)
+        return MPI_SUCCESS; /* the usual path, which says what is missing */
+    xchg_phase_nb *nb = ctx;
+    int passed = 0;
+    xchg_comm_state *ready = NULL;
+    int rc = xchg_phase_ialltoallv(comm, xchg_api_names(), sendbuf, sendcounts, sdispls,
+                                   sendtype, recvbuf, recvcounts, rdispls, recvtype, nb,
+                                   &passed, &ready);
+    if (!passed && rc == MPI_SUCCESS) {
+        xchg_request_discard(r);
+        return MPI_SUCCESS; /* set up (or no memory for the state): the usual path */
+    }
+    *handled = 1;
+    *req = XCHG_REQUEST_NULL;
+    if (rc != MPI_SUCCESS || nb->req == MPI_REQUEST_NULL) {
+        const int raised = nb->raised;
+        xchg_request_discard(r);
+        return raised ? rc : xchg_raise(comm, rc);
+    }
+    xchg_request_bind(r, &passed_ops, comm, nb->cs, 1); /* started here */
+    *req = r;
+    return MPI_SUCCESS;
+}
+
 int xchg_ialltoallv_run(xchg_algo algo, int from_env, const void *sendbuf,
                         const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                         void *recvbuf, const int recvcounts[], const int rdispls[],
                         MPI_Datatype recvtype, MPI_Comm comm, xchg_request *req)
 {
+    if (algo == XCHG_ALGO_AUTO && from_env) {
+        int handled = 0;
+        int prc = ialltoallv_passed(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                    rdispls, recvtype, comm, req, &handled);
+        if (handled)
+            return prc;
+    }
     int P = 0;
     xchg_comm_state *cs = NULL;
     int rc = xchg_ialltoallv_prepare(comm, req, &P, &cs);

@@ -45,6 +45,13 @@ static int state_keyval = MPI_KEYVAL_INVALID;
 
 static void state_free(xchg_comm_state *st)
 {
+    /* what a passed-through nonblocking call left (select/phase.c): its
+     * partners took part, so these complete */
+    if (st->phase.check_pending)
+        MPI_Wait(&st->phase.check_req, MPI_STATUS_IGNORE);
+    if (st->phase.orphan != MPI_REQUEST_NULL)
+        MPI_Wait(&st->phase.orphan, MPI_STATUS_IGNORE);
+    free(st->phase.orphan_zeros);
     for (int i = 0; i < XCHG_EXT_COUNT; i++)
         if (st->ext[i] && st->ext_free[i])
             st->ext_free[i](st->ext[i]);
@@ -354,6 +361,15 @@ static int private_dup(MPI_Comm comm, int rank, int size, const xchg_algo_names 
 }
 
 /* What xchg_get_stats says before a call has run: no algorithm. */
+/* A zeroed state, its MPI handles null (MPI_REQUEST_NULL is not 0). */
+static xchg_comm_state *state_new(void)
+{
+    xchg_comm_state *st = calloc(1, sizeof *st);
+    if (st)
+        st->phase.check_req = st->phase.orphan = MPI_REQUEST_NULL;
+    return st;
+}
+
 static void no_call_yet(xchg_comm_state *st)
 {
     st->last.algo = XCHG_ALGO_INVALID;
@@ -393,7 +409,7 @@ static int state_get(MPI_Comm comm, const xchg_algo_names *names, xchg_comm_stat
     }
     int fresh = st == NULL;
     if (fresh)
-        st = calloc(1, sizeof *st);
+        st = state_new();
     int rank = 0, size = 1;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
@@ -465,7 +481,7 @@ int xchg_comm_state_bare(MPI_Comm comm, const xchg_algo_names *names,
         *state = st;
         return rc;
     }
-    st = calloc(1, sizeof *st);
+    st = state_new();
     if (!st)
         return xchg_error_code(MPI_ERR_NO_MEM, "out of memory for communicator state");
     st->pcomm = MPI_COMM_NULL;

@@ -59,6 +59,16 @@ typedef struct xchg_phase_counts {
     unsigned long nrecent;  /* ... reference: recent[k % 16] for k < nrecent */
     int have_ref;           /* a check decided the set-up: the verdict's reference, */
     long long ref_fields[XCHG_PHASE_REF_FIELDS]; /* on these agreed statistics */
+    /* A nonblocking call's check in flight (MPI_Iallreduce on the caller's
+     * communicator): settled when its request completes or at the next
+     * call's start, whichever comes first (phase.c). */
+    int check_pending;
+    MPI_Request check_req;
+    long long check_v[XCHG_PHASE_REF_FIELDS];
+    /* A nonblocking call that this rank's argument error made empty blocks:
+     * completed at the next call or when the state goes (its empty arrays) */
+    MPI_Request orphan;
+    int *orphan_zeros;
 } xchg_phase_counts;
 struct xchg_wait_hook;          /* work the waits progress (src/progress/progress.h) */
 

@@ -66,6 +66,7 @@
  * the node guess (MAX): the processor name's hash and its negation, and
  * the slowest rank's mean time in MPI's calls so far (ns, MAX). */
 enum { PH_NODE_HI = XCHG_AF_COUNT, PH_NODE_NEG, PH_MPI_NS, PH_COUNT };
+_Static_assert((int)PH_COUNT <= (int)XCHG_PHASE_REF_FIELDS, "a check's fields fit check_v");
 
 /* MPI's calls timed before a check (the mean the check agrees). */
 enum { TIMED = 8 };
@@ -497,6 +498,175 @@ static int pass_through(const xchg_algo_names *names, xchg_call *c, MPI_Datatype
     return rc;
 }
 
+/* The call a check's decision needs besides its fields: the state's. */
+static xchg_call state_call(MPI_Comm comm, xchg_comm_state *cs)
+{
+    xchg_call c = {.comm = comm, .cs = cs, .rank = cs->rank, .size = cs->size};
+    c.temp_limit = xchg_temp_limit_of(cs);
+    return c;
+}
+
+/* A nonblocking call's check (nb_check_start), completed: the decision
+ * (wait: blocking; else only where it completed). Every rank settles it
+ * before its next call on the communicator at the latest, so the
+ * decision is in place, the same everywhere, before any later call. */
+static int settle_check(MPI_Comm comm, xchg_comm_state *cs, int wait)
+{
+    xchg_phase_counts *ph = &cs->phase;
+    if (!ph->check_pending)
+        return MPI_SUCCESS;
+    int done = 1, rc = wait ? MPI_Wait(&ph->check_req, MPI_STATUS_IGNORE)
+                            : MPI_Test(&ph->check_req, &done, MPI_STATUS_IGNORE);
+    if (rc == MPI_SUCCESS && !done)
+        return MPI_SUCCESS;
+    ph->check_pending = 0;
+    const unsigned long n = ph->check_at; /* the check's call */
+    ph->mpi_seconds = 0.0; /* the next check measures afresh */
+    ph->timed = 0;
+    if (rc == MPI_SUCCESS) {
+        xchg_call c = state_call(comm, cs);
+        decide(&c, ph, ph->check_v, n);
+    } else {
+        ph->check_at = 2 * n; /* no agreement: as if no saving */
+    }
+    return rc;
+}
+
+/* What a passed-through nonblocking call left for this call's start: its
+ * check (decided now at the latest) and an empty-blocks call of this
+ * rank's argument error. */
+static void settle_before_call(MPI_Comm comm, xchg_comm_state *cs)
+{
+    (void)settle_check(comm, cs, 1); /* a failure: no saving, as decided there */
+    xchg_phase_counts *ph = &cs->phase;
+    if (ph->orphan != MPI_REQUEST_NULL)
+        MPI_Wait(&ph->orphan, MPI_STATUS_IGNORE);
+    free(ph->orphan_zeros);
+    ph->orphan_zeros = NULL;
+}
+
+/* Whether call n (counted here) sets up at once or at its set-up call:
+ * set_up, and *ready where it did; else 0 and the call passes through.
+ * Returns 1 where the caller returns rc. */
+static int maybe_set_up(MPI_Comm comm, const xchg_algo_names *names, xchg_comm_state *cs,
+                        int at_once, int *rc, xchg_comm_state **ready)
+{
+    xchg_phase_counts *ph = &cs->phase;
+    if (!(at_once || (ph->setup_at && ph->calls >= ph->setup_at)))
+        return 0;
+    int done = 0;
+    *rc = set_up(comm, names, cs, &done);
+    if (done || *rc != MPI_SUCCESS) {
+        ph->calls--; /* this call is the set-up communicator's first */
+        *ready = done ? cs : NULL;
+        return 1; /* done: the usual path runs it; else its error */
+    }
+    /* refused (agreed): this call is MPI's own; a later one asks again
+     * (core's schedule after a refusal: 1, 2, 4, ... 64 calls) */
+    return 0;
+}
+
+int xchg_phase_ialltoallv(MPI_Comm comm, const xchg_algo_names *names, const void *sendbuf,
+                          const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                          void *recvbuf, const int recvcounts[], const int rdispls[],
+                          MPI_Datatype recvtype, xchg_phase_nb *nb, int *passed,
+                          xchg_comm_state **ready)
+{
+    *passed = 0;
+    *ready = NULL;
+    memset(nb, 0, sizeof *nb);
+    nb->req = MPI_REQUEST_NULL;
+    xchg_comm_state *cs = NULL;
+    if (xchg_comm_state_bare(comm, names, &cs) != MPI_SUCCESS || !cs)
+        return MPI_SUCCESS; /* no memory: the usual path says so */
+    if (cs->pcomm != MPI_COMM_NULL) {
+        *ready = cs;
+        return MPI_SUCCESS;
+    }
+    settle_before_call(comm, cs);
+    const xchg_settings *set = &cs->settings;
+#ifdef XCHG_SMPI
+    const int simulated = 1; /* no nonblocking stand-in for MPI's call: set up at once */
+#else
+    const int simulated = 0;
+#endif
+    const int at_once = simulated || set->alltoallv_algo != XCHG_ALGO_AUTO || set->check ||
+                        set->record || set->setup_at == 1 || !cs->bare;
+    xchg_phase_counts *ph = &cs->phase;
+    const unsigned long n = ++ph->calls;
+    if (n == 1 && !at_once) {
+        ph->setup_at = set->setup_at > 1 ? (unsigned long)set->setup_at : 0;
+        ph->check_at = ph->setup_at ? 0 : first_check(cs->size);
+    }
+    int rc = MPI_SUCCESS;
+    if (maybe_set_up(comm, names, cs, at_once, &rc, ready))
+        return rc;
+    *passed = 1;
+    xchg_call c = {.sendbuf = sendbuf, .sendcounts = sendcounts, .sdispls = sdispls,
+                   .recvbuf = recvbuf, .recvcounts = recvcounts, .rdispls = rdispls,
+                   .comm = comm, .cs = cs, .rank = cs->rank, .size = cs->size};
+    const int checking = n == ph->check_at;
+    int *zeros = NULL;
+    int arg_rc = check_args(&c, sendtype, recvtype, checking, MPI_SUCCESS, &zeros);
+    int arc = MPI_SUCCESS;
+    if (checking) {
+        read_settings(names, cs);
+        c.temp_limit = xchg_temp_limit_of(cs);
+        MPI_Request req = MPI_REQUEST_NULL;
+        arc = check_start(&c, zeros ? MPI_SUCCESS : arg_rc, ph->check_v, &req);
+        ph->check_req = req;
+        ph->check_pending = arc == MPI_SUCCESS;
+        if (arc != MPI_SUCCESS)
+            ph->check_at = 2 * n; /* no agreement: as if no saving */
+    }
+    rc = PMPI_Ialltoallv(c.sendbuf, c.sendcounts, c.sdispls, c.st.type, c.recvbuf,
+                         c.recvcounts, c.rdispls, c.rt.type, comm, &nb->req);
+    nb->raised = rc != MPI_SUCCESS; /* MPI raised its own error on comm's handler */
+    count_passed(cs, &c, 0);
+    nb->cs = cs;
+    nb->comm = comm;
+    nb->n = n;
+    nb->checking = checking && ph->check_pending;
+    if (arg_rc != MPI_SUCCESS) {
+        /* this rank takes part with empty blocks, completed later (the
+         * caller gets the error and no request) */
+        ph->orphan = nb->req;
+        ph->orphan_zeros = zeros;
+        nb->req = MPI_REQUEST_NULL;
+        return arg_rc;
+    }
+    free(zeros);
+    return rc;
+}
+
+int xchg_phase_nb_test(xchg_phase_nb *nb, int *done)
+{
+    int rc = MPI_Test(&nb->req, done, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS || !*done || !nb->checking)
+        return rc;
+    xchg_comm_state *cs = nb->cs;
+    if (cs->phase.check_pending && cs->phase.check_at == nb->n) {
+        rc = settle_check(nb->comm, cs, 0);
+        *done = !cs->phase.check_pending;
+    }
+    if (*done)
+        nb->checking = 0;
+    return rc;
+}
+
+int xchg_phase_nb_wait(xchg_phase_nb *nb)
+{
+    int rc = MPI_Wait(&nb->req, MPI_STATUS_IGNORE);
+    xchg_comm_state *cs = nb->cs;
+    if (nb->checking && cs->phase.check_pending && cs->phase.check_at == nb->n) {
+        int crc = settle_check(nb->comm, cs, 1);
+        if (rc == MPI_SUCCESS)
+            rc = crc;
+    }
+    nb->checking = 0;
+    return rc;
+}
+
 int xchg_phase_alltoallv(MPI_Comm comm, const xchg_algo_names *names, const void *sendbuf,
                          const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                          void *recvbuf, const int recvcounts[], const int rdispls[],
@@ -514,6 +684,7 @@ int xchg_phase_alltoallv(MPI_Comm comm, const xchg_algo_names *names, const void
         return MPI_SUCCESS;
     }
     /* Not set up: new (bare), or MPI refused the duplicate before. */
+    settle_before_call(comm, cs);
     const xchg_settings *set = &cs->settings;
     int baseline = 0;
 #ifdef XCHG_SMPI
@@ -535,17 +706,9 @@ int xchg_phase_alltoallv(MPI_Comm comm, const xchg_algo_names *names, const void
         ph->setup_at = set->setup_at > 1 ? (unsigned long)set->setup_at : 0;
         ph->check_at = ph->setup_at ? 0 : first_check(cs->size);
     }
-    if (at_once || (ph->setup_at && n >= ph->setup_at)) {
-        int done = 0;
-        int rc = set_up(comm, names, cs, &done);
-        if (done || rc != MPI_SUCCESS) {
-            ph->calls--; /* this call is the set-up communicator's first */
-            *ready = done ? cs : NULL;
-            return rc; /* done: the usual path runs it; else its error */
-        }
-        /* refused (agreed): this call is MPI's own; a later one asks again
-         * (core's schedule after a refusal: 1, 2, 4, ... 64 calls) */
-    }
+    int rc = MPI_SUCCESS;
+    if (maybe_set_up(comm, names, cs, at_once, &rc, ready))
+        return rc;
     *passed = 1;
     return pass_through(names, &c, sendtype, recvtype, large, baseline, n, raised);
 }

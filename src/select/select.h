@@ -126,4 +126,32 @@ int xchg_phase_alltoallv(MPI_Comm comm, const xchg_algo_names *names, const void
                          MPI_Datatype recvtype, const xchg_phase_large *large, int *passed,
                          int *raised, xchg_comm_state **ready);
 
+/* A new communicator's first nonblocking auto calls (xchg_ialltoallv):
+ * passed to MPI's own MPI_Ialltoallv on the caller's communicator as the
+ * blocking ones are (*passed = 1, nb its request; the user's arrays must
+ * stay unchanged until it completes, as MPI's own call requires), the
+ * check's agreement an MPI_Iallreduce beside it, decided when the request
+ * completes or at the next call, whichever comes first; set-up happens at
+ * the start of a later call (blocking or not), as the model fixes. The
+ * simulated build sets up at the first call (no nonblocking stand-in for
+ * MPI's call). A rank's argument error: returned, and the rank takes part
+ * with empty blocks, completed at its next call (or when the
+ * communicator is freed). *ready as xchg_phase_alltoallv. */
+typedef struct xchg_phase_nb {
+    xchg_comm_state *cs;
+    MPI_Comm comm;
+    MPI_Request req;   /* MPI_Ialltoallv's */
+    unsigned long n;   /* the call's number */
+    int checking;      /* its check is settled when it completes */
+    int raised;        /* MPI_Ialltoallv failed and raised its error itself */
+} xchg_phase_nb;
+int xchg_phase_ialltoallv(MPI_Comm comm, const xchg_algo_names *names, const void *sendbuf,
+                          const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                          void *recvbuf, const int recvcounts[], const int rdispls[],
+                          MPI_Datatype recvtype, xchg_phase_nb *nb, int *passed,
+                          xchg_comm_state **ready);
+/* Its request's test and wait (the check settled on completion). */
+int xchg_phase_nb_test(xchg_phase_nb *nb, int *done);
+int xchg_phase_nb_wait(xchg_phase_nb *nb);
+
 #endif /* XCHG_SELECT_H */
