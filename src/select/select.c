@@ -785,13 +785,21 @@ static int select_blocking(xchg_call *c, select_state *st, int below, xchg_algo 
  * the next blocking call one MPI_Allreduce on the private communicator
  * agrees the slowest rank's median of each (medians: a call that an
  * oversubscribed core's scheduler stretched a hundredfold must not
- * decide). Where the choice is slower than MPI's call on statistics
- * that have not moved since the check, auto runs MPI's own from then on
+ * decide). Where the choice is slower than MPI's call (by more than
+ * VERDICT_MARGIN) on statistics that have not moved since the check,
+ * auto runs MPI's own from then on
  * (apply_veto) until they move. The calls counted are the blocking ones
  * (outside a coroutine), the same calls on every rank; every decision
  * uses agreed values only. Under SMPI both are simulated times: the
  * same every run. */
 enum { VERDICT_CALLS = 8 };
+
+/* Slower by more than this factor: MPI's own call then runs through
+ * xchg's set-up path, which adds its bookkeeping (0.2-0.4 us a call at 2
+ * ranks, where MPI's call takes 0.6-0.8 us), and medians of 8 and 16
+ * calls on a shared core differ by about a tenth from run to run; a
+ * choice within it stays. */
+#define VERDICT_MARGIN 1.2
 
 double xchg_select_median(const double *x, unsigned long n)
 {
@@ -834,7 +842,8 @@ static int verdict(xchg_call *c, select_state *st, xchg_algo *chosen)
     int rc = MPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_LONG_LONG, MPI_MAX, c->comm);
     if (rc != MPI_SUCCESS)
         return rc;
-    const int slower = !v[2] && v[0] > v[1] && !moved(ph->ref_fields, st->last);
+    const int slower = !v[2] && (double)v[0] > VERDICT_MARGIN * (double)v[1] &&
+                       !moved(ph->ref_fields, st->last);
     if (setting_verbose(c) && c->rank == 0)
         fprintf(stderr, "xchg: auto measured %s at %.2f us a call on P=%d against MPI's "
                 "%.2f us (slowest rank's medians)%s\n", xchg_algo_name(st->choice),
