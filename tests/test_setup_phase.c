@@ -382,6 +382,50 @@ static void test_nonblocking_first(void)
         a2av_bytes_free(&x2);
         MPI_Comm_free(&comm);
     }
+    /* A nonblocking check still in flight while a persistent request sets
+     * the communicator up and blocking calls run: the check's decision
+     * lands on each rank when its request completes, at a different point
+     * on each; nothing may depend on it then (no verdict: none hangs). */
+    {
+        MPI_Comm comm;
+        MPI_Comm_split(MPI_COMM_WORLD, 0, rank, &comm);
+        int *sc1 = calloc((size_t)P, sizeof(int)), *sc2 = calloc((size_t)P, sizeof(int));
+        for (int j = 0; j < P; j++) {
+            sc1[j] = 16 + (rank + 2 * j) % 5;
+            sc2[j] = 16 + (rank + 2 * j) % 5;
+        }
+        a2av_bytes x1, x2;
+        a2av_bytes_make(&x1, sc1, comm);
+        a2av_bytes_make(&x2, sc2, comm);
+        int ran;
+        for (int call = 0; call < 2; call++)
+            ok &= a2av_bytes_run(&x2, A2AV_BLOCKING, 1, comm, &ran) == MPI_SUCCESS &&
+                  a2av_bytes_same(&x2);
+        xchg_request r = XCHG_REQUEST_NULL;
+        memset(x1.out, 0, (size_t)x1.rt + 1);
+        int e = xchg_ialltoallv(x1.sb, x1.sc, x1.sd, MPI_BYTE, x1.out, x1.rc, x1.rd, MPI_BYTE,
+                                comm, &r);
+        ok &= e == MPI_SUCCESS;
+        ok &= a2av_bytes_run(&x2, A2AV_PERSISTENT, 2, comm, &ran) == MPI_SUCCESS &&
+              a2av_bytes_same(&x2);
+        for (int call = 0; call < 24; call++) {
+            if (rank == call % P && r) { /* ranks complete the check at different calls */
+                ok &= xchg_wait(r) == MPI_SUCCESS && a2av_bytes_same(&x1);
+                xchg_request_free(&r);
+            }
+            memset(x2.out, 0, (size_t)x2.rt + 1);
+            ok &= a2av_bytes_run(&x2, A2AV_BLOCKING, 1, comm, &ran) == MPI_SUCCESS &&
+                  a2av_bytes_same(&x2);
+            consistent &= check_same_everywhere(ran, comm);
+        }
+        if (r) {
+            ok &= xchg_wait(r) == MPI_SUCCESS && a2av_bytes_same(&x1);
+            xchg_request_free(&r);
+        }
+        a2av_bytes_free(&x1);
+        a2av_bytes_free(&x2);
+        MPI_Comm_free(&comm);
+    }
     CHECK_ALL(ok, "nonblocking first calls, two in flight: results");
     CHECK_ALL(consistent, "nonblocking first calls: every rank ran the same");
     if (setup_at_env() == 0)

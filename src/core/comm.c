@@ -449,7 +449,9 @@ static int state_get(MPI_Comm comm, const xchg_algo_names *names, xchg_comm_stat
     st->bare = 0;
     st->rank = rank;
     st->size = size;
-    st->refs = 1; /* the attribute's (a state kept from a refusal has it already) */
+    if (fresh) /* else it counts the attribute already, and the requests that hold the
+                * bare state (a passed-through nonblocking call's: select/phase.c) */
+        st->refs = 1;
     no_call_yet(st);
     /* Settings: read once (private_dup) and agreed, so all ranks run one
      * protocol. */

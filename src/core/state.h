@@ -57,8 +57,9 @@ typedef struct xchg_phase_counts {
     unsigned long timed;    /* ... and their number */
     double recent[16];      /* this rank's last timed MPI calls (s), the verdict's */
     unsigned long nrecent;  /* ... reference: recent[k % 16] for k < nrecent */
-    int have_ref;           /* a check decided the set-up: the verdict's reference, */
-    long long ref_fields[XCHG_PHASE_REF_FIELDS]; /* on these agreed statistics */
+    int have_ref;           /* 1: a check's decision set it up (the verdict judges it;
+                             * -1: decided, not made yet), on the statistics */
+    long long ref_fields[XCHG_PHASE_REF_FIELDS]; /* ... agreed at that check */
     /* A nonblocking call's check in flight (MPI_Iallreduce on the caller's
      * communicator): settled when its request completes or at the next
      * call's start, whichever comes first (phase.c). */

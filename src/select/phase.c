@@ -246,6 +246,7 @@ static void decide(xchg_call *c, xchg_phase_counts *ph, long long *v, unsigned l
                                             : n + 1;
     ph->check_at = 0;
     xchg_select_set_reference(c->cs, v); /* the verdict's (select.c) */
+    ph->have_ref = -1; /* a set-up decided by a check: judged once it is made */
     if (verbose)
         fprintf(stderr, "xchg: auto passes calls on P=%d to MPI's MPI_Alltoallv until call "
                 "%lu, then sets up (call %lu: MPI %.2f us a call, %s %.2f us by the model, "
@@ -488,6 +489,7 @@ static int pass_through(const xchg_algo_names *names, xchg_call *c, MPI_Datatype
     if (checking && ph->setup_at == n + 1) {
         int done = 0; /* failed: the next call tries again, and says so */
         (void)set_up(c->comm, names, c->cs, &done);
+        ph->have_ref = done; /* set up by the check's decision: the verdict judges it */
     }
     free(zeros);
     if (arg_rc != MPI_SUCCESS) {
@@ -552,10 +554,14 @@ static int maybe_set_up(MPI_Comm comm, const xchg_algo_names *names, xchg_comm_s
                         int at_once, int *rc, xchg_comm_state **ready)
 {
     xchg_phase_counts *ph = &cs->phase;
-    if (!(at_once || (ph->setup_at && ph->calls >= ph->setup_at)))
+    const int decided = ph->setup_at && ph->calls >= ph->setup_at;
+    if (!(at_once || decided))
         return 0;
     int done = 0;
     *rc = set_up(comm, names, cs, &done);
+    /* set up by a check's decision (not XCHG_SETUP_AT, which has none):
+     * the verdict judges it (select.c) */
+    ph->have_ref = done && decided && !at_once && ph->have_ref == -1;
     if (done || *rc != MPI_SUCCESS) {
         ph->calls--; /* this call is the set-up communicator's first */
         *ready = done ? cs : NULL;

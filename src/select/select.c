@@ -733,7 +733,7 @@ static int small_decide(xchg_call *c, select_state *st, const long long *f)
  * after MPI's own calls: its calls are timed for the verdict. */
 static void judge_first(xchg_call *c, select_state *st)
 {
-    if (!c->cs->phase.have_ref || st->choice == xchg_select_mpi_own(c->cs) ||
+    if (c->cs->phase.have_ref != 1 || st->choice == xchg_select_mpi_own(c->cs) ||
         xchg_coro_inside())
         return;
     st->judging = 1;
@@ -821,7 +821,6 @@ _Static_assert((int)XCHG_AF_COUNT <= (int)XCHG_PHASE_REF_FIELDS, "raise XCHG_PHA
 
 void xchg_select_set_reference(xchg_comm_state *cs, const long long *f)
 {
-    cs->phase.have_ref = 1;
     memcpy(cs->phase.ref_fields, f, sizeof(long long) * XCHG_AF_COUNT);
 }
 

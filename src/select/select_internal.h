@@ -187,9 +187,12 @@ void xchg_select_estimate(const xchg_call *c, const long long *f, int one_node,
 /* MPI's own call as auto runs it (vendor; under SMPI the baseline that
  * stands in for it). */
 xchg_algo xchg_select_mpi_own(const xchg_comm_state *cs);
-/* A check decided to set cs up, on agreed statistics f: its first choice
- * is then measured against MPI's own calls before it (cs->phase.recent;
- * select.c's verdict). */
+/* A check decided to set cs up, on agreed statistics f, kept for the
+ * verdict (select.c), which judges a communicator whose set-up that
+ * decision made (phase.c sets cs->phase.have_ref there, at a call's
+ * start or a check call's end: the same call on every rank; a nonblocking
+ * check may be decided at its request's completion, which ranks reach at
+ * different points). */
 void xchg_select_set_reference(xchg_comm_state *cs, const long long *f);
 /* The median of x[0..n) (n <= 16; 0 where n is 0). */
 double xchg_select_median(const double *x, unsigned long n);
