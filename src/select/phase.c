@@ -572,6 +572,58 @@ static int maybe_set_up(MPI_Comm comm, const xchg_algo_names *names, xchg_comm_s
     return 0;
 }
 
+/* The start both auto entries share: the state (bare where new), what a
+ * passed-through nonblocking call left settled, this call counted, and
+ * the set-up where it is due or asked for at once (a forced algorithm,
+ * XCHG_CHECK, XCHG_RECORD, XCHG_SETUP_AT=1, a refused duplicate; a
+ * nonblocking call in the simulated build, which has no nonblocking
+ * stand-in for MPI's call). Returns 1 where the call passes through (its
+ * number is cs->phase.calls; *baseline: a simulated baseline stands in
+ * for MPI's call); else 0, and the caller returns *rc, with *ready the
+ * set-up state where there is one. */
+static int phase_enter(MPI_Comm comm, const xchg_algo_names *names, const void *sendbuf,
+                       int nonblocking, xchg_comm_state **csp, int *baseline, int *rc,
+                       xchg_comm_state **ready)
+{
+    *baseline = 0;
+    *rc = MPI_SUCCESS;
+    xchg_comm_state *cs = NULL;
+    if (xchg_comm_state_bare(comm, names, &cs) != MPI_SUCCESS || !cs)
+        return 0; /* no memory: the usual path says so */
+    if (cs->pcomm != MPI_COMM_NULL) {
+        *ready = cs;
+        return 0;
+    }
+    /* Not set up: new (bare), or MPI refused the duplicate before. */
+    settle_before_call(comm, cs);
+    const xchg_settings *set = &cs->settings;
+    int simulated_nb = 0;
+#ifdef XCHG_SMPI
+    simulated_nb = nonblocking;
+    /* a baseline named in XCHG_ALLTOALLV_ALGO stands in for MPI's own call
+     * (an application's rows under SMPI): it runs as the pass-through
+     * does, on the caller's communicator, every call, with no set-up of
+     * xchg's (whose costs the simulator charges) */
+    *baseline = !nonblocking && xchg_select_mpi_own(cs) == set->alltoallv_algo &&
+                sendbuf != MPI_IN_PLACE && !set->check && !set->record && cs->bare;
+#else
+    (void)nonblocking;
+    (void)sendbuf;
+#endif
+    const int at_once = !*baseline && (simulated_nb || set->alltoallv_algo != XCHG_ALGO_AUTO ||
+                                       set->check || set->record || set->setup_at == 1 ||
+                                       !cs->bare);
+    xchg_phase_counts *ph = &cs->phase;
+    if (++ph->calls == 1 && !at_once && !*baseline) { /* a baseline never checks nor sets up */
+        ph->setup_at = set->setup_at > 1 ? (unsigned long)set->setup_at : 0;
+        ph->check_at = ph->setup_at ? 0 : first_check(cs->size);
+    }
+    if (maybe_set_up(comm, names, cs, at_once, rc, ready))
+        return 0;
+    *csp = cs;
+    return 1;
+}
+
 int xchg_phase_ialltoallv(MPI_Comm comm, const xchg_algo_names *names, const void *sendbuf,
                           const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                           void *recvbuf, const int recvcounts[], const int rdispls[],
@@ -583,30 +635,11 @@ int xchg_phase_ialltoallv(MPI_Comm comm, const xchg_algo_names *names, const voi
     memset(nb, 0, sizeof *nb);
     nb->req = MPI_REQUEST_NULL;
     xchg_comm_state *cs = NULL;
-    if (xchg_comm_state_bare(comm, names, &cs) != MPI_SUCCESS || !cs)
-        return MPI_SUCCESS; /* no memory: the usual path says so */
-    if (cs->pcomm != MPI_COMM_NULL) {
-        *ready = cs;
-        return MPI_SUCCESS;
-    }
-    settle_before_call(comm, cs);
-    const xchg_settings *set = &cs->settings;
-#ifdef XCHG_SMPI
-    const int simulated = 1; /* no nonblocking stand-in for MPI's call: set up at once */
-#else
-    const int simulated = 0;
-#endif
-    const int at_once = simulated || set->alltoallv_algo != XCHG_ALGO_AUTO || set->check ||
-                        set->record || set->setup_at == 1 || !cs->bare;
-    xchg_phase_counts *ph = &cs->phase;
-    const unsigned long n = ++ph->calls;
-    if (n == 1 && !at_once) {
-        ph->setup_at = set->setup_at > 1 ? (unsigned long)set->setup_at : 0;
-        ph->check_at = ph->setup_at ? 0 : first_check(cs->size);
-    }
-    int rc = MPI_SUCCESS;
-    if (maybe_set_up(comm, names, cs, at_once, &rc, ready))
+    int baseline = 0, rc = MPI_SUCCESS;
+    if (!phase_enter(comm, names, sendbuf, 1, &cs, &baseline, &rc, ready))
         return rc;
+    xchg_phase_counts *ph = &cs->phase;
+    const unsigned long n = ph->calls;
     *passed = 1;
     xchg_call c = {.sendbuf = sendbuf, .sendcounts = sendcounts, .sdispls = sdispls,
                    .recvbuf = recvbuf, .recvcounts = recvcounts, .rdispls = rdispls,
@@ -683,38 +716,12 @@ int xchg_phase_alltoallv(MPI_Comm comm, const xchg_algo_names *names, const void
     *raised = 0;
     *ready = NULL;
     xchg_comm_state *cs = NULL;
-    if (xchg_comm_state_bare(comm, names, &cs) != MPI_SUCCESS || !cs)
-        return MPI_SUCCESS; /* no memory: the usual path says so */
-    if (cs->pcomm != MPI_COMM_NULL) {
-        *ready = cs;
-        return MPI_SUCCESS;
-    }
-    /* Not set up: new (bare), or MPI refused the duplicate before. */
-    settle_before_call(comm, cs);
-    const xchg_settings *set = &cs->settings;
-    int baseline = 0;
-#ifdef XCHG_SMPI
-    /* a baseline named in XCHG_ALLTOALLV_ALGO stands in for MPI's own call
-     * (an application's rows under SMPI): it runs as the pass-through
-     * does, on the caller's communicator, every call, with no set-up of
-     * xchg's (whose costs the simulator charges) */
-    baseline = xchg_select_mpi_own(cs) == set->alltoallv_algo && sendbuf != MPI_IN_PLACE &&
-               !set->check && !set->record && cs->bare;
-#endif
-    const int at_once = !baseline && (set->alltoallv_algo != XCHG_ALGO_AUTO || set->check ||
-                                      set->record || set->setup_at == 1 || !cs->bare);
-    xchg_phase_counts *ph = &cs->phase;
-    const unsigned long n = ++ph->calls;
+    int baseline = 0, rc = MPI_SUCCESS;
+    if (!phase_enter(comm, names, sendbuf, 0, &cs, &baseline, &rc, ready))
+        return rc;
     xchg_call c = {.sendbuf = sendbuf, .sendcounts = sendcounts, .sdispls = sdispls,
                    .recvbuf = recvbuf, .recvcounts = recvcounts, .rdispls = rdispls,
                    .comm = comm, .cs = cs, .rank = cs->rank, .size = cs->size};
-    if (n == 1 && !at_once && !baseline) { /* a baseline never checks nor sets up */
-        ph->setup_at = set->setup_at > 1 ? (unsigned long)set->setup_at : 0;
-        ph->check_at = ph->setup_at ? 0 : first_check(cs->size);
-    }
-    int rc = MPI_SUCCESS;
-    if (maybe_set_up(comm, names, cs, at_once, &rc, ready))
-        return rc;
     *passed = 1;
-    return pass_through(names, &c, sendtype, recvtype, large, baseline, n, raised);
+    return pass_through(names, &c, sendtype, recvtype, large, baseline, cs->phase.calls, raised);
 }
