@@ -332,7 +332,7 @@ XCHG_API int xchg_ialltoallv_algo_c(xchg_algo algo, const void *sendbuf,
 #endif
 
 /* xchg_stats.passed_to_mpi: why the last call was MPI's own. */
-enum { XCHG_PASSED_BEYOND_INT = 1, XCHG_PASSED_BEFORE_SETUP = 2 };
+enum { XCHG_PASSED_BEYOND_INT = 1, XCHG_PASSED_BEFORE_SETUP = 2, XCHG_PASSED_SLOWER = 3 };
 
 /* What the last xchg call on a communicator did, on this rank. */
 typedef struct xchg_stats {
@@ -353,6 +353,10 @@ typedef struct xchg_stats {
                                 communicator's first auto calls
                                 (xchg_alltoallv, xchg_alltoallv_c), MPI's own
                                 until set-up pays back (docs/setup.md);
+                                XCHG_PASSED_SLOWER: an auto call on a
+                                communicator where auto measured its choice
+                                slower than MPI's own call (docs/setup.md),
+                                until the statistics move;
                                 else 0 */
     int neighbor_algo;       /* the xchg_neighbor_algo of the last neighbour
                                 exchange on this communicator ("auto" resolved;

@@ -29,8 +29,10 @@
  *     slow (this program's MPI_Isend, MPI_Irecv and MPI_Win_sync sleep
  *     SLOW_US first; MPI's own call, which the first calls run, does not
  *     call them), a communicator set up by a check runs MPI's own from
- *     call set-up + 9 on, on every rank, results right (2 ranks or more:
- *     one rank's exchange is a local copy); with
+ *     call set-up + 20 on, on every rank, passed to it from the next,
+ *     results right (2 ranks or more: one rank's exchange is a local
+ *     copy), chooses afresh once the statistics move, and a later
+ *     communicator of its size does not set up; with
  *     XCHG_SETUP_AT (no check, no reference) it keeps its choice;
  *   - where the MPI has large counts, the short-lived, long-lived and
  *     argument-error cases again through xchg_alltoallv_c (its first
@@ -53,8 +55,10 @@ static const char *entry = "xchg_alltoallv"; /* or xchg_alltoallv_c */
  * libxchg calls MPI_Isend, MPI_Irecv and MPI_Win_sync, which these
  * definitions take over (the profiling interface); MPI's own
  * MPI_Alltoallv does not. A sleep, so that an oversubscribed core runs
- * the other ranks meanwhile. */
-enum { SLOW_US = 3000 };
+ * the other ranks meanwhile. 20 ms: with another job on the cores MPI's
+ * own calls here took 5-8 ms, and the veto must be clear (more than
+ * 1.25 times MPI's) to be remembered for a later communicator. */
+enum { SLOW_US = 20000 };
 static int slow;
 
 static void slow_down(void)
@@ -195,7 +199,9 @@ static void test_short_lived(void)
 }
 
 /* 300 calls on a duplicate of MPI_COMM_WORLD, each checked; the call at
- * which it set up (0: never) into *switched. */
+ * which it set up (0: never) into *switched. Once set up, a call passes
+ * to MPI's only where the verdict measured the choice slower (on this
+ * oversubscribed machine it may). */
 static void long_lived_run(const char *label, int *switched)
 {
     MPI_Comm comm;
@@ -210,7 +216,7 @@ static void long_lived_run(const char *label, int *switched)
         consistent &= check_same_everywhere(passed, comm) & check_same_everywhere(algo, comm);
         if (!passed && !*switched)
             *switched = call;
-        if (passed && *switched)
+        if (passed && *switched && passed != XCHG_PASSED_SLOWER)
             back = 1;
     }
     MPI_Comm_free(&comm);
@@ -503,9 +509,15 @@ static void test_arg_error(void)
 }
 
 /* One pattern (1 KiB blocks), up to 2000 calls, xchg's own traffic slow: where a check set the
- * communicator up at call s, the verdict (select.c) times calls s+1 ..
- * s+8 and runs MPI's own from call s+9 on every rank; with XCHG_SETUP_AT
- * (set up without a check: no measured reference) the choice stays. */
+ * communicator up at call s, the verdict (select.c) times calls s+4 ..
+ * s+19, runs MPI's own at s+20 and passes the calls to it from s+21 on every rank
+ * (XCHG_PASSED_SLOWER), a nonblocking one among them right; with
+ * XCHG_SETUP_AT (set up without a check: no measured reference) the
+ * choice stays. Then blocks 8 times larger, xchg's traffic no longer
+ * slow: the check 16 calls after the veto sees the statistics moved, and
+ * auto chooses afresh from the next call. A later communicator of the
+ * same size with the first pattern does not set up (the veto is
+ * remembered, phase.c). */
 static void test_verdict(void)
 {
     const long at = setup_at_env();
@@ -518,8 +530,8 @@ static void test_verdict(void)
     a2av_bytes_make(&x, sc, comm); /* x owns sc */
     int ok = 1, consistent = 1, setup = 0, vendor_from = 0, left_vendor = 0, calls = 0;
     slow = 1;
-    /* until 20 calls after the set-up (the same call everywhere) */
-    for (int call = 1; call <= 2000 && !(setup && call > setup + 20); call++) {
+    /* until 31 calls after the set-up (the same call everywhere) */
+    for (int call = 1; call <= 2000 && !(setup && call > setup + 31); call++) {
         calls = call;
         memset(x.out, 0xee, (size_t)x.rt + 1);
         int e = xchg_alltoallv(x.sb, x.sc, x.sd, MPI_BYTE, x.out, x.rc, x.rd, MPI_BYTE, comm);
@@ -530,15 +542,63 @@ static void test_verdict(void)
                       check_same_everywhere(s.passed_to_mpi, comm);
         if (!s.passed_to_mpi && !setup)
             setup = call;
-        const int vendor = setup && !s.passed_to_mpi && s.algo == XCHG_ALGO_VENDOR;
-        if (vendor && !vendor_from)
+        /* the verdict's call runs MPI's own through auto's path, the
+         * later ones pass to it */
+        const int mpi_own = s.algo == XCHG_ALGO_VENDOR;
+        if (setup && !vendor_from && mpi_own && !s.passed_to_mpi)
             vendor_from = call;
-        if (vendor_from && !vendor)
+        else if (vendor_from && !(mpi_own && s.passed_to_mpi == XCHG_PASSED_SLOWER))
             left_vendor = 1;
     }
     slow = 0;
+    int ran = 0;
+    if (vendor_from) /* nonblocking on a vetoed communicator: auto's path, MPI's own */
+        ok &= a2av_bytes_run(&x, A2AV_NONBLOCKING, 1, comm, &ran) == MPI_SUCCESS &&
+              a2av_bytes_same(&x);
     a2av_bytes_free(&x);
+    /* the statistics move: blocks 8 times larger */
+    int moved_at = 0, after = 0;
+    if (vendor_from) {
+        int *big = calloc((size_t)P, sizeof(int));
+        for (int j = 0; j < P; j++)
+            big[j] = 8 * (1024 + 64 * ((rank + 3 * j) % 5));
+        a2av_bytes_make(&x, big, comm);
+        for (int call = 1; call <= 40; call++) {
+            memset(x.out, 0xee, (size_t)x.rt + 1);
+            int e = xchg_alltoallv(x.sb, x.sc, x.sd, MPI_BYTE, x.out, x.rc, x.rd, MPI_BYTE,
+                                   comm);
+            ok &= e == MPI_SUCCESS && a2av_bytes_same(&x);
+            xchg_stats s;
+            xchg_get_stats(comm, &s);
+            consistent &= check_same_everywhere((int)s.algo, comm) &
+                          check_same_everywhere(s.passed_to_mpi, comm);
+            if (!s.passed_to_mpi && !moved_at)
+                moved_at = call;
+            after += moved_at && s.passed_to_mpi;
+        }
+        a2av_bytes_free(&x);
+    }
     MPI_Comm_free(&comm);
+    /* a later communicator of this size, the first pattern, xchg's
+     * traffic no longer slow: the veto remembered, MPI's own throughout */
+    int remembered = 1;
+    if (vendor_from) {
+        MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+        int *again = calloc((size_t)P, sizeof(int));
+        for (int j = 0; j < P; j++)
+            again[j] = 1024 + 64 * ((rank + 3 * j) % 5);
+        a2av_bytes_make(&x, again, comm);
+        for (int call = 1; call <= setup + 20; call++) {
+            int e = xchg_alltoallv(x.sb, x.sc, x.sd, MPI_BYTE, x.out, x.rc, x.rd, MPI_BYTE,
+                                   comm);
+            ok &= e == MPI_SUCCESS && a2av_bytes_same(&x);
+            xchg_stats s;
+            xchg_get_stats(comm, &s);
+            remembered &= s.passed_to_mpi == XCHG_PASSED_BEFORE_SETUP;
+        }
+        a2av_bytes_free(&x);
+        MPI_Comm_free(&comm);
+    }
     CHECK_ALL(ok, "verdict: %d calls of one pattern, xchg's traffic slow: results right", calls);
     CHECK_ALL(consistent, "verdict: every rank ran the same at every call");
     if (rank == 0)
@@ -550,9 +610,17 @@ static void test_verdict(void)
     if (at > 0) {
         CHECK_ALL(!vendor_from, "verdict: XCHG_SETUP_AT=%ld (no check): the choice stays", at);
     } else {
-        CHECK_ALL(vendor_from == setup + 9, "verdict: MPI's own from call %d (set up at %d)",
+        CHECK_ALL(vendor_from == setup + 20, "verdict: MPI's own from call %d (set up at %d)",
                   vendor_from, setup);
         CHECK_ALL(!left_vendor, "verdict: MPI's own to the end");
+        /* the passed calls counted from set-up + 21 (the 1st), 11 of
+         * them, the nonblocking one not counted: the check at the 16th,
+         * the 5th of the moved pattern; auto's own from the 6th */
+        CHECK_ALL(moved_at == 6 && !after, "verdict: statistics moved: auto's own from the "
+                  "6th call of the new pattern (got %d, %d passed after)", moved_at, after);
+        CHECK_ALL(ok, "verdict: a later communicator's calls right");
+        CHECK_ALL(remembered, "verdict: a later communicator of this size: MPI's own for "
+                  "%d calls (the veto remembered)", setup + 20);
     }
 }
 

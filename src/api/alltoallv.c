@@ -193,12 +193,14 @@ int xchg_alltoallv_run(xchg_algo algo, int from_env, int pre_err, const void *se
                        void *recvbuf, const int recvcounts[], const int rdispls[],
                        MPI_Datatype recvtype, MPI_Comm comm)
 {
+    const double t0 = xchg_select_clock(); /* the verdict's: the whole call */
     int mpi_rc = xchg_mpi_check(comm); /* first: the running MPI is ours */
     if (mpi_rc != MPI_SUCCESS)
         return mpi_rc;
-    /* Without a valid communicator nothing can be agreed. */
-    int P = 0, rc = xchg_check_comm(comm, &P);
-    if (rc != MPI_SUCCESS)
+    /* Without a valid communicator nothing can be agreed (one with a
+     * state was checked when it got it). */
+    int P = 0, rc = MPI_SUCCESS;
+    if (!xchg_comm_state_cached(comm) && (rc = xchg_check_comm(comm, &P)) != MPI_SUCCESS)
         return xchg_raise(comm, rc);
     /* A new communicator's first auto calls are MPI's own until set-up
      * pays back (select/phase.c). */
@@ -220,7 +222,9 @@ int xchg_alltoallv_run(xchg_algo algo, int from_env, int pre_err, const void *se
     xchg_a2av_args args = {algo,      from_env, pre_err,   sendbuf,  sendcounts,
                            sdispls,   sendtype, recvbuf,   recvcounts, rdispls,
                            recvtype,  comm,     cs};
-    return xchg_raise(comm, xchg_alltoallv_body(&args));
+    rc = xchg_alltoallv_body(&args);
+    xchg_select_call_done(cs, t0);
+    return xchg_raise(comm, rc);
 }
 
 int xchg_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],

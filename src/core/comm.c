@@ -236,11 +236,36 @@ void xchg_comm_state_release(xchg_comm_state *st)
         state_free(st);
 }
 
+/* The last state each thread looked up, valid while no state attribute
+ * has been set or deleted anywhere since (attr_gen): a program's calls
+ * on one communicator then skip MPI_Comm_get_attr (about 0.1 us of a
+ * 0.7 us call under Open MPI at 2 ranks). A freed communicator's handle
+ * may come back for another, but its free ran state_delete first. */
+static _Atomic unsigned long attr_gen;
+static _Thread_local struct {
+    MPI_Comm comm;
+    xchg_comm_state *st;
+    unsigned long gen;
+} last_lookup;
+
+static void attr_changed(void)
+{
+    attr_gen++;
+}
+
+xchg_comm_state *xchg_comm_state_cached(MPI_Comm comm)
+{
+    if (last_lookup.st && last_lookup.comm == comm && last_lookup.gen == attr_gen)
+        return last_lookup.st;
+    return NULL;
+}
+
 /* The caller freed its communicator: a persistent request may still hold
  * the state (and the private duplicate) until it is freed itself. */
 static int state_delete(MPI_Comm comm, int keyval, void *value, void *extra)
 {
     (void)comm; (void)keyval; (void)extra;
+    attr_changed();
     xchg_comm_state *st = value;
     __atomic_store_n(&st->comm_freed, 1, __ATOMIC_RELEASE);
     xchg_comm_state_release(st);
@@ -259,12 +284,23 @@ int xchg_comm_state_lookup(MPI_Comm comm, xchg_comm_state **state)
     pthread_once(&keyval_once, keyval_create);
     if (state_keyval == MPI_KEYVAL_INVALID)
         return xchg_error_code(MPI_ERR_INTERN, "could not create the attribute keyval");
+    xchg_comm_state *known = xchg_comm_state_cached(comm);
+    if (known) {
+        *state = known;
+        return MPI_SUCCESS;
+    }
     int found = 0;
     void *val = NULL;
+    const unsigned long gen = attr_gen; /* read before: a change since voids the entry */
     int rc = MPI_Comm_get_attr(comm, state_keyval, &val, &found);
     if (rc != MPI_SUCCESS)
         return rc;
     *state = found ? (xchg_comm_state *)val : NULL;
+    if (found) {
+        last_lookup.comm = comm;
+        last_lookup.st = val;
+        last_lookup.gen = gen;
+    }
     return MPI_SUCCESS;
 }
 
@@ -432,6 +468,7 @@ static int state_get(MPI_Comm comm, const xchg_algo_names *names, xchg_comm_stat
         st->pcomm = MPI_COMM_NULL;
         st->refs = 1; /* the attribute's */
         no_call_yet(st);
+        attr_changed();
         if (MPI_Comm_set_attr(comm, state_keyval, st) != MPI_SUCCESS)
             free(st);
         return rc;
@@ -458,8 +495,10 @@ static int state_get(MPI_Comm comm, const xchg_algo_names *names, xchg_comm_stat
     st->settings = agreed;
     if (on)
         node_map_set(st, on);
-    if (fresh)
+    if (fresh) {
+        attr_changed();
         rc = MPI_Comm_set_attr(comm, state_keyval, st);
+    }
     if (rc != MPI_SUCCESS) {
         if (fresh) {
             state_free(st);
@@ -494,6 +533,7 @@ int xchg_comm_state_bare(MPI_Comm comm, const xchg_algo_names *names,
     st->node_size = 1;
     no_call_yet(st);
     xchg_settings_read_local(names, &st->settings, 0);
+    attr_changed();
     rc = MPI_Comm_set_attr(comm, state_keyval, st);
     if (rc != MPI_SUCCESS) {
         free(st);

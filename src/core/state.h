@@ -60,6 +60,13 @@ typedef struct xchg_phase_counts {
     int have_ref;           /* 1: a check's decision set it up (the verdict judges it;
                              * -1: decided, not made yet), on the statistics */
     long long ref_fields[XCHG_PHASE_REF_FIELDS]; /* ... agreed at that check */
+    int ref_algo;           /* the algorithm (xchg_algo) that check set up for */
+    /* 1: the verdict measured auto's choice slower than MPI's call here;
+     * blocking auto calls pass to MPI's again (calls counts them afresh),
+     * and a check at check_at looks whether the statistics moved. */
+    int vetoed;
+    int remembered;         /* a check kept MPI's call for a veto remembered from an
+                             * earlier communicator (phase.c's veto_memory) */
     /* A nonblocking call's check in flight (MPI_Iallreduce on the caller's
      * communicator): settled when its request completes or at the next
      * call's start, whichever comes first (phase.c). */
@@ -132,6 +139,9 @@ int xchg_comm_state_bare(MPI_Comm comm, const xchg_algo_names *names,
                          xchg_comm_state **state);
 /* The state of comm if it has one (*state NULL if not); no communication. */
 int xchg_comm_state_lookup(MPI_Comm comm, xchg_comm_state **state);
+/* The state this thread last looked up on comm where nothing has changed
+ * any communicator's state attribute since (no MPI call); else NULL. */
+xchg_comm_state *xchg_comm_state_cached(MPI_Comm comm);
 /* Fills cs->node_size and cs->on_node on first need (collective over
  * cs->pcomm: a node split, unless the state was made with the map already,
  * agreed, from the record of earlier splits). Never fails for want of a

@@ -63,13 +63,81 @@
 #include <string.h>
 
 /* The agreement: auto's fields (MAX and SUM, xchg_agree_combine), two of
- * the node guess (MAX): the processor name's hash and its negation, and
- * the slowest rank's mean time in MPI's calls so far (ns, MAX). */
-enum { PH_NODE_HI = XCHG_AF_COUNT, PH_NODE_NEG, PH_MPI_NS, PH_COUNT };
+ * the node guess (MAX): the processor name's hash and its negation, the
+ * slowest rank's mean time in MPI's calls so far (ns, MAX), and a veto
+ * some rank remembers for this communicator's size (MAX; veto_memory). */
+enum { PH_NODE_HI = XCHG_AF_COUNT, PH_NODE_NEG, PH_MPI_NS, PH_VETO, PH_COUNT };
+_Static_assert((int)(PH_COUNT - XCHG_AF_COUNT) <= (int)XCHG_AGREE_MAX_EXTRA,
+               "raise XCHG_AGREE_MAX_EXTRA");
 _Static_assert((int)PH_COUNT <= (int)XCHG_PHASE_REF_FIELDS, "a check's fields fit check_v");
 
 /* MPI's calls timed before a check (the mean the check agrees). */
 enum { TIMED = 8 };
+
+/* What the verdict found on this thread's earlier communicators: a choice
+ * measured slower than MPI's own call, by communicator size, with the
+ * largest block it was measured on. A check contributes the entry of its
+ * communicator's size (PH_VETO: (algo + 1) << 48 | block, so the MAX is
+ * one rank's entry), and where the agreed entry names the algorithm the
+ * model would set up for, on blocks within a factor 2 of it, the
+ * communicator does not set up (as where the model sees no saving): a
+ * program that makes many communicators of one shape pays a set-up that
+ * does not pay back once, not on each. A veto by less than VETO_CLEAR
+ * counts once a second communicator confirms it (on an oversubscribed
+ * machine medians of 16 calls still differ by a tenth from one
+ * communicator to the next). An entry is forgotten once it has kept
+ * VETO_REMEMBERED communicators of this rank from setting up (then a
+ * set-up is measured again: the machine may have quietened). */
+enum { VETO_MEMORY = 8, VETO_REMEMBERED = 16 };
+#define VETO_CLEAR 1.25
+#define VETO_BLOCK_MASK ((1ll << 48) - 1)
+typedef struct veto_memory {
+    int P;
+    long long entry; /* as PH_VETO; 0: empty */
+    int confirmed;   /* counts (clear, or seen twice) */
+    int uses;
+} veto_memory;
+static _Thread_local veto_memory vetoes[VETO_MEMORY];
+static _Thread_local unsigned vetoes_next;
+
+static veto_memory *veto_find(int P)
+{
+    for (int k = 0; k < VETO_MEMORY; k++)
+        if (vetoes[k].entry && vetoes[k].P == P)
+            return &vetoes[k];
+    return NULL;
+}
+
+/* algo measured slower than MPI's by the factor ratio on blocks up to
+ * max_block, at P ranks. */
+static void veto_remember(int P, xchg_algo algo, long long max_block, double ratio)
+{
+    const long long entry = ((long long)(algo + 1) << 48) |
+                            (max_block < VETO_BLOCK_MASK ? max_block : VETO_BLOCK_MASK);
+    veto_memory *m = veto_find(P);
+    const int again = m && m->entry == entry;
+    if (!m)
+        m = &vetoes[vetoes_next++ % VETO_MEMORY];
+    m->P = P;
+    m->entry = entry;
+    m->confirmed = again || ratio > VETO_CLEAR;
+    m->uses = 0;
+}
+
+/* Whether the agreed entry e vetoes setting up for algorithm best on
+ * agreed largest block blk (as select.c's moved(): within a factor 2). */
+static int veto_remembered(long long e, xchg_algo best, long long blk)
+{
+    if (e <= 0 || (e >> 48) - 1 != (long long)best)
+        return 0;
+    long long was = e & VETO_BLOCK_MASK;
+    return !(was > 2 * blk + 1 || blk > 2 * was + 1);
+}
+
+/* After the verdict's veto: the first check VETO_CHECK calls on, then at
+ * twice the calls since the veto, at most VETO_CHECK_MAX calls apart (a
+ * check is one MPI_Iallreduce beside MPI's call). */
+enum { VETO_CHECK = 16, VETO_CHECK_MAX = 1024 };
 
 static pthread_once_t op_once = PTHREAD_ONCE_INIT;
 static MPI_Op phase_op = MPI_OP_NULL;
@@ -166,6 +234,8 @@ static void fields_of(const xchg_call *c, int arg_rc, long long *v)
     v[PH_NODE_NEG] = -h;
     const xchg_phase_counts *ph = &c->cs->phase;
     v[PH_MPI_NS] = ph->timed ? (long long)(1e9 * ph->mpi_seconds / (double)ph->timed) : 0;
+    const veto_memory *m = veto_find(c->size);
+    v[PH_VETO] = m && m->confirmed ? m->entry : 0;
 }
 
 #if XCHG_HAVE_LARGE_COUNT
@@ -233,6 +303,18 @@ static void decide(xchg_call *c, xchg_phase_counts *ph, long long *v, unsigned l
     const double best = g.vendor_t > 0 ? mpi * g.best_t / g.vendor_t : INFINITY;
     const double d = mpi - best;
     const int verbose = c->cs->settings.verbose && c->rank == 0;
+    if (veto_remembered(v[PH_VETO], g.best, v[XCHG_AF_MAX_BLOCK])) {
+        veto_memory *m = veto_find(P);
+        if (m && !ph->remembered && ++m->uses >= VETO_REMEMBERED)
+            m->entry = 0; /* the 16th communicator it kept from setting up */
+        ph->remembered = 1;
+        ph->check_at = 2 * n;
+        if (verbose)
+            fprintf(stderr, "xchg: auto keeps MPI's MPI_Alltoallv on P=%d (call %lu): %s was "
+                    "measured slower than MPI's on an earlier communicator of this size; "
+                    "looks again at call %lu\n", P, n, xchg_algo_name(g.best), ph->check_at);
+        return;
+    }
     if (!(d > 0.0) || !isfinite(d) || !isfinite(g.setup_t)) {
         ph->check_at = 2 * n;
         if (verbose)
@@ -246,12 +328,43 @@ static void decide(xchg_call *c, xchg_phase_counts *ph, long long *v, unsigned l
                                             : n + 1;
     ph->check_at = 0;
     xchg_select_set_reference(c->cs, v); /* the verdict's (select.c) */
+    ph->ref_algo = (int)g.best;          /* and the veto memory's */
     ph->have_ref = -1; /* a set-up decided by a check: judged once it is made */
     if (verbose)
         fprintf(stderr, "xchg: auto passes calls on P=%d to MPI's MPI_Alltoallv until call "
                 "%lu, then sets up (call %lu: MPI %.2f us a call, %s %.2f us by the model, "
                 "set-up %.1f us)\n", P, ph->setup_at, n, mpi * 1e6, xchg_algo_name(g.best),
                 best * 1e6, g.setup_t * 1e6);
+}
+
+void xchg_phase_veto(xchg_comm_state *cs, const long long *f, double ratio)
+{
+    /* remembered as the check's choice, which is what a later check
+     * sees (the set-up may have run another: a window refused) */
+    veto_remember(cs->size, (xchg_algo)cs->phase.ref_algo, f[XCHG_AF_MAX_BLOCK], ratio);
+    xchg_phase_counts *ph = &cs->phase;
+    ph->vetoed = 1;
+    ph->calls = 0;
+    ph->setup_at = 0;
+    ph->check_at = VETO_CHECK;
+    ph->mpi_seconds = 0.0;
+    ph->timed = 0;
+}
+
+/* A vetoed communicator's check at call n (since the veto), on agreed
+ * fields v: the veto lifted where the statistics moved (the next call
+ * runs auto's fresh choice), else the next check scheduled. */
+static void veto_check(xchg_call *c, xchg_phase_counts *ph, const long long *v, unsigned long n)
+{
+    if (xchg_select_veto_moved(c->cs, v)) {
+        ph->vetoed = 0;
+        ph->check_at = 0;
+        if (c->cs->settings.verbose && c->rank == 0)
+            fprintf(stderr, "xchg: auto's statistics on P=%d moved since its choice was "
+                    "measured slower than MPI's: it chooses afresh\n", c->size);
+        return;
+    }
+    ph->check_at = n + (n < VETO_CHECK_MAX ? n : VETO_CHECK_MAX);
 }
 
 /* The checks of xchg_alltoallv (alltoallv.c's), without agreement, and
@@ -409,8 +522,9 @@ static int sim_checked_call(xchg_call *c, int arg_rc, long long *v, int failed, 
 }
 #endif
 
-/* What xchg_get_stats says of a passed-through call. */
-static void count_passed(xchg_comm_state *cs, const xchg_call *c, int baseline)
+/* What xchg_get_stats says of a passed-through call (vetoed: passed
+ * after the verdict's veto). */
+static void count_passed(xchg_comm_state *cs, const xchg_call *c, int baseline, int vetoed)
 {
     (void)c;
     cs->calls++;
@@ -423,7 +537,7 @@ static void count_passed(xchg_comm_state *cs, const xchg_call *c, int baseline)
     cs->last.temp_bytes = 0;
     cs->last.calls = cs->calls;
     /* a baseline asked for by name ran as asked */
-    cs->last.passed_to_mpi = baseline ? 0 : XCHG_PASSED_BEFORE_SETUP;
+    cs->last.passed_to_mpi = baseline ? 0 : vetoed ? XCHG_PASSED_SLOWER : XCHG_PASSED_BEFORE_SETUP;
 }
 
 /* Call n, passed to MPI: the check where n is its call (every rank takes
@@ -437,6 +551,7 @@ static int pass_through(const xchg_algo_names *names, xchg_call *c, MPI_Datatype
     xchg_phase_counts *ph = &c->cs->phase;
     int *zeros = NULL;
     const int checking = n == ph->check_at;
+    const int vetoed = ph->vetoed; /* this call's reason, whatever its check decides */
 #ifdef XCHG_SMPI
     const int info = 1;
 #else
@@ -444,7 +559,7 @@ static int pass_through(const xchg_algo_names *names, xchg_call *c, MPI_Datatype
 #endif
     int arg_rc = check_args(c, sendtype, recvtype, info, large ? large->arg_err : MPI_SUCCESS,
                             &zeros);
-    if (checking) {
+    if (checking && !vetoed) { /* a set-up state's settings are agreed */
         read_settings(names, c->cs);
         c->temp_limit = xchg_temp_limit_of(c->cs); /* the model's (padding) */
     }
@@ -455,7 +570,8 @@ static int pass_through(const xchg_algo_names *names, xchg_call *c, MPI_Datatype
      * check and the set-up it decided (the verdict's reference, select.c);
      * not a communicator's first (it may pay MPI's own lazy set-up); the
      * others pay no clock */
-    const int for_check = n > 1 && ph->check_at > n && ph->check_at - n <= TIMED;
+    const int for_check = n > 1 && ph->check_at > n && ph->check_at - n <= TIMED &&
+                          !vetoed;
     const int timing = for_check || (n > 1 && ph->setup_at > n);
     double t0 = timing ? MPI_Wtime() : 0.0;
 #ifdef XCHG_SMPI
@@ -482,7 +598,9 @@ static int pass_through(const xchg_algo_names *names, xchg_call *c, MPI_Datatype
         ph->mpi_seconds = 0.0;
         ph->timed = 0;
     }
-    if (checking && arc == MPI_SUCCESS)
+    if (checking && arc == MPI_SUCCESS && vetoed)
+        veto_check(c, ph, v, n);
+    else if (checking && arc == MPI_SUCCESS)
         decide(c, ph, v, n);
     else if (checking)
         ph->check_at = 2 * n; /* no agreement: as if no saving */
@@ -496,7 +614,7 @@ static int pass_through(const xchg_algo_names *names, xchg_call *c, MPI_Datatype
         *raised = 0;
         rc = arg_rc;
     }
-    count_passed(c->cs, c, baseline);
+    count_passed(c->cs, c, baseline, vetoed);
     return rc;
 }
 
@@ -591,8 +709,15 @@ static int phase_enter(MPI_Comm comm, const xchg_algo_names *names, const void *
     if (xchg_comm_state_bare(comm, names, &cs) != MPI_SUCCESS || !cs)
         return 0; /* no memory: the usual path says so */
     if (cs->pcomm != MPI_COMM_NULL) {
-        *ready = cs;
-        return 0;
+        const xchg_settings *s = &cs->settings; /* agreed */
+        if (!cs->phase.vetoed || nonblocking || s->check || s->record ||
+            s->alltoallv_algo != XCHG_ALGO_AUTO) {
+            *ready = cs;
+            return 0;
+        }
+        cs->phase.calls++; /* vetoed: the blocking call passes to MPI's again */
+        *csp = cs;
+        return 1;
     }
     /* Not set up: new (bare), or MPI refused the duplicate before. */
     settle_before_call(comm, cs);
@@ -661,7 +786,7 @@ int xchg_phase_ialltoallv(MPI_Comm comm, const xchg_algo_names *names, const voi
     rc = PMPI_Ialltoallv(c.sendbuf, c.sendcounts, c.sdispls, c.st.type, c.recvbuf,
                          c.recvcounts, c.rdispls, c.rt.type, comm, &nb->req);
     nb->raised = rc != MPI_SUCCESS; /* MPI raised its own error on comm's handler */
-    count_passed(cs, &c, 0);
+    count_passed(cs, &c, 0, 0);
     nb->cs = cs;
     nb->comm = comm;
     nb->n = n;

@@ -123,9 +123,11 @@ typedef struct select_state {
     /* The measured verdict (verdict()): the choice's blocking calls
      * timed (MPI's own before set-up: cs->phase), and the choice it
      * vetoed. */
-    int judging;               /* the choice's calls are being timed */
+    int judging;               /* the choice's calls are being timed (counted in
+                                  xchg_select_judged) */
     unsigned long vcalls;      /* blocking auto calls since the first choice */
     int timing_now;            /* this call is timed */
+    int timed_run;             /* ... and timed[timed_n - 1] holds its algorithm's run */
     double timed[16];          /* this rank's timed calls of the choice (s) */
     unsigned long timed_n;
     xchg_algo veto;            /* slower than MPI's own here (XCHG_ALGO_INVALID: none) */
@@ -145,6 +147,22 @@ enum { HOW_BLOCKING, HOW_REFRESH, HOW_INIT };
 
 static void arm(xchg_call *c, select_state *st, int on);
 
+_Atomic int xchg_select_judged;
+
+static void judging_set(select_state *st, int on)
+{
+    if (st->judging != on)
+        xchg_select_judged += on ? 1 : -1;
+    st->judging = on;
+}
+
+static void state_free(void *p)
+{
+    select_state *st = p;
+    judging_set(st, 0);
+    free(st);
+}
+
 static select_state *state_in(xchg_comm_state *cs, int create)
 {
     select_state *st = cs->ext[XCHG_EXT_SELECT];
@@ -153,7 +171,7 @@ static select_state *state_in(xchg_comm_state *cs, int create)
         if (st) {
             st->veto = XCHG_ALGO_INVALID;
             cs->ext[XCHG_EXT_SELECT] = st;
-            cs->ext_free[XCHG_EXT_SELECT] = free;
+            cs->ext_free[XCHG_EXT_SELECT] = state_free;
         }
     }
     return st;
@@ -736,7 +754,7 @@ static void judge_first(xchg_call *c, select_state *st)
     if (c->cs->phase.have_ref != 1 || st->choice == xchg_select_mpi_own(c->cs) ||
         xchg_coro_inside())
         return;
-    st->judging = 1;
+    judging_set(st, 1);
     st->vcalls = 0;
     st->timed_n = 0;
 }
@@ -780,26 +798,28 @@ static int select_blocking(xchg_call *c, select_state *st, int below, xchg_algo 
  * ranks first. A communicator whose first calls were MPI's own
  * (phase.c) timed them: each rank keeps its last 16 (cs->phase.recent,
  * from before the check to the set-up it decided). Its chosen
- * algorithm's blocking calls 2 .. 1 + VERDICT_CALLS after the first
- * choice are timed too (the first makes windows and node maps), and at
+ * algorithm's blocking calls VERDICT_SKIP + 1 .. VERDICT_SKIP +
+ * VERDICT_CALLS after the first choice are timed too, whole (the first
+ * makes windows and node maps, the next few touch them first), and at
  * the next blocking call one MPI_Allreduce on the private communicator
  * agrees the slowest rank's median of each (medians: a call that an
  * oversubscribed core's scheduler stretched a hundredfold must not
  * decide). Where the choice is slower than MPI's call (by more than
  * VERDICT_MARGIN) on statistics that have not moved since the check,
- * auto runs MPI's own from then on
- * (apply_veto) until they move. The calls counted are the blocking ones
+ * the calls pass to MPI's own again (phase.c; apply_veto for the other
+ * forms) until they move. The calls counted are the blocking ones
  * (outside a coroutine), the same calls on every rank; every decision
  * uses agreed values only. Under SMPI both are simulated times: the
  * same every run. */
-enum { VERDICT_CALLS = 8 };
+enum { VERDICT_SKIP = 4, VERDICT_CALLS = 16 };
 
-/* Slower by more than this factor: MPI's own call then runs through
- * xchg's set-up path, which adds its bookkeeping (0.2-0.4 us a call at 2
- * ranks, where MPI's call takes 0.6-0.8 us), and medians of 8 and 16
- * calls on a shared core differ by about a tenth from run to run; a
- * choice within it stays. */
-#define VERDICT_MARGIN 1.2
+/* Slower by more than this factor: the choice's calls are timed whole
+ * (entry to return, xchg_select_call_done) against MPI's calls alone;
+ * medians of 16 calls on an oversubscribed core still differ by about a
+ * tenth from one communicator to the next, and a veto's cost (MPI's
+ * call where the choice may have been faster) is the larger mistake
+ * where the model saw a saving. */
+#define VERDICT_MARGIN 1.1
 
 double xchg_select_median(const double *x, unsigned long n)
 {
@@ -824,13 +844,13 @@ void xchg_select_set_reference(xchg_comm_state *cs, const long long *f)
     memcpy(cs->phase.ref_fields, f, sizeof(long long) * XCHG_AF_COUNT);
 }
 
-/* At blocking call 2 + VERDICT_CALLS of the first choice: the agreement
+/* At blocking call VERDICT_SKIP + VERDICT_CALLS + 1 of the first choice: the agreement
  * of the timed calls, and the veto where MPI's call was faster. Every
  * rank reaches it at the same call: judging starts from agreed values
  * only (the check's decision, the first choice, the calls' kinds). */
 static int verdict(xchg_call *c, select_state *st, xchg_algo *chosen)
 {
-    st->judging = 0;
+    judging_set(st, 0);
     xchg_phase_counts *ph = &c->cs->phase;
     ph->have_ref = 0; /* judged once */
     const unsigned long nref = ph->nrecent < 16 ? ph->nrecent : 16;
@@ -854,7 +874,32 @@ static int verdict(xchg_call *c, select_state *st, xchg_algo *chosen)
     memcpy(st->veto_f, st->last, sizeof st->veto_f);
     st->choice = xchg_select_mpi_own(c->cs);
     *chosen = runnable(c, st);
+    /* the next blocking calls pass to MPI's own */
+    xchg_phase_veto(c->cs, st->veto_f, (double)v[0] / (double)v[1]);
     return MPI_SUCCESS;
+}
+
+int xchg_select_veto_moved(xchg_comm_state *cs, const long long *f)
+{
+    select_state *st = state_in(cs, 0);
+    if (st && st->small == SMALL_LINEAR)
+        return 0; /* linear was judged for good: its choice has no statistics */
+    if (st && st->veto != XCHG_ALGO_INVALID && !moved(st->veto_f, f))
+        return 0;
+    if (st) {
+        st->veto = XCHG_ALGO_INVALID;
+        st->have = 0; /* the next call agrees and chooses afresh */
+    }
+    return 1;
+}
+
+void xchg_select_call_done(xchg_comm_state *cs, double t0)
+{
+    select_state *st = cs && t0 > 0.0 ? state_in(cs, 0) : NULL;
+    if (st && st->timed_run && st->timed_n > 0)
+        st->timed[st->timed_n - 1] = MPI_Wtime() - t0;
+    if (st)
+        st->timed_run = 0;
 }
 
 /* Counts a blocking call of the verdict's; times it or judges. */
@@ -864,9 +909,9 @@ static int verdict_step(xchg_call *c, select_state *st, xchg_algo *chosen)
     if (!st->judging || xchg_coro_inside())
         return MPI_SUCCESS;
     st->vcalls++;
-    if (st->vcalls > 1 + VERDICT_CALLS)
+    if (st->vcalls > VERDICT_SKIP + VERDICT_CALLS)
         return verdict(c, st, chosen);
-    st->timing_now = st->vcalls >= 2;
+    st->timing_now = st->vcalls > VERDICT_SKIP;
     return MPI_SUCCESS;
 }
 
@@ -1015,7 +1060,11 @@ int xchg_select_run(xchg_call *c, xchg_algo *algo, int failing)
         if (rc == MPI_SUCCESS)
             rc = frc;
     }
-    if (timed && st->timed_n < sizeof st->timed / sizeof st->timed[0])
+    /* the algorithm's run; the entry (xchg_select_call_done) puts the
+     * whole call's time in its place where it read the clock */
+    if (timed && st->timed_n < sizeof st->timed / sizeof st->timed[0]) {
         st->timed[st->timed_n++] = MPI_Wtime() - t0;
+        st->timed_run = 1;
+    }
     return rc;
 }

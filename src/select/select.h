@@ -19,6 +19,18 @@
  * xchg_select_alltoallv_now chooses from this call's own statistics,
  * blocking (persistent init). */
 int xchg_select_run(xchg_call *c, xchg_algo *algo, int failing);
+/* The verdict (select.c) times a communicator's whole blocking auto
+ * calls, entry to return, so the entry reads the clock while any
+ * communicator is being judged: xchg_select_clock() is MPI_Wtime() then,
+ * else 0; xchg_select_call_done(cs, t0) after the call, which keeps the
+ * whole call's time in place of the algorithm's where this call was
+ * timed (t0 > 0). */
+extern _Atomic int xchg_select_judged;
+static inline double xchg_select_clock(void)
+{
+    return xchg_select_judged > 0 ? MPI_Wtime() : 0.0;
+}
+void xchg_select_call_done(xchg_comm_state *cs, double t0);
 int xchg_select_alltoallv_now(xchg_call *c, xchg_algo *chosen);
 /* The one-time collective setup the automatic choice needs on cs, made
  * at a point every rank reaches together: the node map (auto's first,

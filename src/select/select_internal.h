@@ -184,17 +184,17 @@ void xchg_select_fields(const xchg_call *c, long long *f);
 double xchg_select_agree_share(int P);
 void xchg_select_estimate(const xchg_call *c, const long long *f, int one_node,
                           xchg_select_guess *g);
-/* MPI's own call as auto runs it (vendor; under SMPI the baseline that
- * stands in for it). */
+/* MPI's own call as auto runs it (vendor; under SMPI its stand-in). */
 xchg_algo xchg_select_mpi_own(const xchg_comm_state *cs);
-/* A check decided to set cs up, on agreed statistics f, kept for the
- * verdict (select.c), which judges a communicator whose set-up that
- * decision made (phase.c sets cs->phase.have_ref there, at a call's
- * start or a check call's end: the same call on every rank; a nonblocking
- * check may be decided at its request's completion, which ranks reach at
- * different points). */
+/* A check decided to set cs up on agreed statistics f: the verdict's
+ * reference (select.c; phase.c's have_ref says when it judges). */
 void xchg_select_set_reference(xchg_comm_state *cs, const long long *f);
-/* The median of x[0..n) (n <= 16; 0 where n is 0). */
-double xchg_select_median(const double *x, unsigned long n);
+/* The verdict's veto on cs (slower than MPI's by the factor ratio, on
+ * agreed f): blocking calls pass to MPI's again (phase.c), remembered. */
+void xchg_phase_veto(xchg_comm_state *cs, const long long *f, double ratio);
+/* A vetoed cs's check agreed f: moved from the veto's, it is lifted and
+ * auto chooses afresh at the next call (1); else 0. */
+int xchg_select_veto_moved(xchg_comm_state *cs, const long long *f);
+double xchg_select_median(const double *x, unsigned long n); /* n <= 16; 0 where n is 0 */
 
 #endif
