@@ -197,6 +197,15 @@ XCHG_API int xchg_request_free(xchg_request *req);
 /* The algorithm a request runs ("auto" resolved at init; for
  * xchg_ialltoallv, the one that ran, once complete). */
 XCHG_API xchg_algo xchg_request_algo(xchg_request req);
+/* Where the active request *req is MPI's own nonblocking call (auto
+ * passed a new communicator's xchg_ialltoallv to MPI_Ialltoallv:
+ * docs/setup.md), hands MPI's request over: *mpi_req gets it, *req is
+ * freed and set to XCHG_REQUEST_NULL, and 1 is returned; complete it
+ * with MPI's own calls (MPI_Wait, MPI_Test, ...), as MPI_Ialltoallv's.
+ * Else 0, and nothing changes. A program that mixes xchg's and MPI's
+ * requests, or wraps xchg's in its own (the preload), saves the wrapping
+ * on such calls. */
+XCHG_API int xchg_request_to_mpi(xchg_request *req, MPI_Request *mpi_req);
 
 /*
  * Nonblocking exchange, as MPI_Ialltoallv: the same arguments as

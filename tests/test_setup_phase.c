@@ -339,7 +339,7 @@ static void test_mixed(void)
 static void test_nonblocking_first(void)
 {
     static const int Ks[] = {1, 2, 3, 4, 6, 12};
-    int ok = 1, consistent = 1, mpi_first = 1;
+    int ok = 1, consistent = 1, mpi_first = 1, handover = 1;
     for (size_t k = 0; k < sizeof Ks / sizeof Ks[0]; k++) {
         MPI_Comm comm;
         MPI_Comm_split(MPI_COMM_WORLD, 0, rank, &comm);
@@ -375,8 +375,21 @@ static void test_nonblocking_first(void)
                 e = xchg_wait(r1);
             ok &= e == MPI_SUCCESS && a2av_bytes_same(&x1);
             consistent &= check_same_everywhere(r1 ? (int)xchg_request_algo(r1) : -2, comm);
-            if (two) {
-                ok &= r2 && xchg_wait(r2) == MPI_SUCCESS && a2av_bytes_same(&x2);
+            if (two && r2 && k % 2) {
+                /* MPI's request handed over where the call passed through:
+                 * always the 2nd call (before any check) */
+                MPI_Request m = MPI_REQUEST_NULL;
+                const int handed = xchg_request_to_mpi(&r2, &m);
+                handover &= handed ? r2 == XCHG_REQUEST_NULL && m != MPI_REQUEST_NULL
+                                   : r2 != XCHG_REQUEST_NULL && call + 1 >= 3;
+                if (handed) {
+                    ok &= MPI_Wait(&m, MPI_STATUS_IGNORE) == MPI_SUCCESS &&
+                          a2av_bytes_same(&x2);
+                    consistent &= check_same_everywhere(XCHG_ALGO_VENDOR, comm);
+                }
+            }
+            if (two && r2) {
+                ok &= xchg_wait(r2) == MPI_SUCCESS && a2av_bytes_same(&x2);
                 consistent &= check_same_everywhere(r2 ? (int)xchg_request_algo(r2) : -2, comm);
                 if (r2)
                     xchg_request_free(&r2);
@@ -434,8 +447,11 @@ static void test_nonblocking_first(void)
     }
     CHECK_ALL(ok, "nonblocking first calls, two in flight: results");
     CHECK_ALL(consistent, "nonblocking first calls: every rank ran the same");
-    if (setup_at_env() == 0)
+    if (setup_at_env() == 0) {
         CHECK_ALL(mpi_first, "nonblocking first calls: the first three MPI's own");
+        CHECK_ALL(handover, "nonblocking first calls: xchg_request_to_mpi hands MPI's "
+                  "request over where the call passed through (the 2nd always)");
+    }
 
     MPI_Comm comm;
     MPI_Comm_split(MPI_COMM_WORLD, 0, rank, &comm);

@@ -567,11 +567,24 @@ static xchg_algo passed_algo(void *ctx)
     return XCHG_ALGO_VENDOR;
 }
 
+/* MPI's request itself; a check still in flight is decided at the next
+ * call's start on the communicator (or its free), as where the request
+ * completes after it. */
+static int passed_to_mpi(void *ctx, MPI_Request *out)
+{
+    xchg_phase_nb *nb = ctx;
+    *out = nb->req;
+    nb->req = MPI_REQUEST_NULL;
+    nb->checking = 0;
+    return 1;
+}
+
 static const xchg_request_ops passed_ops = {.start = NULL, /* never restarted */
                                             .test = passed_test,
                                             .wait = passed_wait,
                                             .free = passed_free,
-                                            .algo = passed_algo};
+                                            .algo = passed_algo,
+                                            .to_mpi = passed_to_mpi};
 
 /* Passes the call through where phase.c says so (*handled = 1, its
  * result returned); else the usual path runs it (the state is set up). */

@@ -219,6 +219,21 @@ int xchg_request_free(xchg_request *req)
     return xchg_raise(comm, rc);
 }
 
+int xchg_request_to_mpi(xchg_request *req, MPI_Request *mpi_req)
+{
+    if (!req || !*req || !mpi_req)
+        return 0;
+    struct xchg_request_s *r = *req;
+    if (!r->active || !r->ops->to_mpi || !r->ops->to_mpi(r->ctx, mpi_req))
+        return 0;
+    r->active = 0;
+    r->ops->free(r->ctx);
+    xchg_comm_state_release(r->cs);
+    free(r);
+    *req = XCHG_REQUEST_NULL;
+    return 1;
+}
+
 xchg_algo xchg_request_algo(xchg_request r)
 {
     return r && r->ops->algo ? r->ops->algo(r->ctx) : XCHG_ALGO_INVALID;

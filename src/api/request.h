@@ -36,7 +36,10 @@
  *   collective. The ctx of xchg_request_of_ops is the mode's to free; the
  *   ctx of xchg_request_alloc goes with the request.
  * algo, neighbor_algo: NULL, or the algorithm the request runs (what
- *   xchg_request_algo and xchg_request_neighbor_algo tell). */
+ *   xchg_request_algo and xchg_request_neighbor_algo tell).
+ * to_mpi: NULL, or where the active exchange is one MPI request with
+ *   nothing of the mode's left to do, hands it to *out and returns 1
+ *   (the mode then holds nothing in flight; free follows). */
 typedef struct xchg_request_ops {
     int (*start)(void *ctx);
     int (*test)(void *ctx, int *done);
@@ -45,6 +48,7 @@ typedef struct xchg_request_ops {
     int (*free)(void *ctx);
     xchg_algo (*algo)(void *ctx);
     xchg_neighbor_algo (*neighbor_algo)(void *ctx);
+    int (*to_mpi)(void *ctx, MPI_Request *out);
 } xchg_request_ops;
 
 /* A request whose mode state (ctx_size bytes, zeroed, at *ctx) lives in

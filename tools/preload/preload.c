@@ -155,8 +155,9 @@ static int alltoallv_routed(preload_entry entry, const void *sendbuf, const int 
                             rdispls, recvtype, comm);
     int passed;
     xchg_algo ran = algo_run(comm, before, &passed);
-    if (passed) /* auto's first calls on comm: MPI's own (docs/setup.md) */
-        preload_count_fell(entry, REASON_BEFORE_SETUP);
+    if (passed) /* auto's first calls on comm, or after its verdict: MPI's own (docs/setup.md) */
+        preload_count_fell(entry, passed == XCHG_PASSED_SLOWER ? REASON_SLOWER
+                                                                : REASON_BEFORE_SETUP);
     else
         preload_count_served(entry, ran);
     return rc;
@@ -282,8 +283,9 @@ int MPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
                               rdispls, recvtype, comm);
     int passed;
     xchg_algo algo = algo_run(comm, before, &passed);
-    if (passed == XCHG_PASSED_BEFORE_SETUP)
-        preload_count_fell(entry, REASON_BEFORE_SETUP);
+    if (passed == XCHG_PASSED_BEFORE_SETUP || passed == XCHG_PASSED_SLOWER)
+        preload_count_fell(entry, passed == XCHG_PASSED_SLOWER ? REASON_SLOWER
+                                                                : REASON_BEFORE_SETUP);
     else if (passed)
         preload_count_fell(entry, REASON_LARGE);
     else

@@ -46,6 +46,7 @@ typedef enum preload_reason {
     REASON_NO_TOPOLOGY, /* a neighbour exchange on a communicator without topology: MPI reports it */
     REASON_LARGE_NEIGHBOR, /* counts beyond int: xchg passed it to MPI_Neighbor_alltoallv_c */
     REASON_BEFORE_SETUP, /* a communicator's first calls: xchg passed it to MPI (docs/setup.md) */
+    REASON_SLOWER,      /* auto measured its choice slower than MPI's call there (docs/setup.md) */
     REASON_COUNT
 } preload_reason;
 

@@ -71,6 +71,7 @@ static const char *const reason_label[REASON_COUNT] = {
     [REASON_F08_WAIT] = "not supported: MPICH's mpi_f08 MPI_Wait calls PMPI_Wait directly",
     [REASON_NO_TOPOLOGY] = "no topology on the communicator, reported by MPI",
     [REASON_BEFORE_SETUP] = "MPI's own until set-up pays back",
+    [REASON_SLOWER] = "MPI's own: measured faster than auto's choice",
     [REASON_LARGE_NEIGHBOR] =
         "not supported: counts beyond int, passed to MPI_Neighbor_alltoallv_c",
 };

@@ -250,6 +250,12 @@ static int stand_in(preload_entry as, int rc, xchg_request xr, MPI_Comm comm, in
         preload_count_served(as, XCHG_ALGO_INVALID);
         return rc;
     }
+    /* auto passed a new communicator's call to MPI's own: the application
+     * gets MPI's request itself, no stand-in */
+    if (!persistent && xchg_request_to_mpi(&xr, request)) {
+        preload_count_fell(as, REASON_BEFORE_SETUP);
+        return MPI_SUCCESS;
+    }
     rc = entry_make(xr, comm, persistent, as, request);
     if (rc != MPI_SUCCESS) {
         /* no stand-in: a started exchange completes here (every rank takes
