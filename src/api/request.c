@@ -83,6 +83,19 @@ static MPI_Comm error_comm(const struct xchg_request_s *r)
     return __atomic_load_n(&r->cs->comm_freed, __ATOMIC_ACQUIRE) ? MPI_COMM_NULL : r->comm;
 }
 
+/* Releases an inactive r: its mode's state (ops->free, whose result is
+ * returned), its reference to the communicator's state, r itself; *comm
+ * (if not NULL) gets where r's errors go, read before the state may go. */
+static int dispose(struct xchg_request_s *r, MPI_Comm *comm)
+{
+    int rc = r->ops->free(r->ctx);
+    if (comm)
+        *comm = error_comm(r);
+    xchg_comm_state_release(r->cs);
+    free(r);
+    return rc;
+}
+
 static int null_request(const char *fn)
 {
     return xchg_raise(MPI_COMM_NULL, xchg_error_code(MPI_ERR_REQUEST, "%s: the request is "
@@ -211,10 +224,8 @@ int xchg_request_free(xchg_request *req)
         return xchg_raise(error_comm(r), xchg_error_code(MPI_ERR_REQUEST, "xchg_request_free: the "
                           "request is active (complete it with xchg_wait or xchg_test "
                           "first)"));
-    int rc = r->ops->free(r->ctx);
-    MPI_Comm comm = error_comm(r); /* before the state may go */
-    xchg_comm_state_release(r->cs);
-    free(r);
+    MPI_Comm comm;
+    int rc = dispose(r, &comm);
     *req = XCHG_REQUEST_NULL;
     return xchg_raise(comm, rc);
 }
@@ -226,10 +237,8 @@ int xchg_request_to_mpi(xchg_request *req, MPI_Request *mpi_req)
     struct xchg_request_s *r = *req;
     if (!r->active || !r->ops->to_mpi || !r->ops->to_mpi(r->ctx, mpi_req))
         return 0;
-    r->active = 0;
-    r->ops->free(r->ctx);
-    xchg_comm_state_release(r->cs);
-    free(r);
+    r->active = 0; /* the mode holds nothing in flight now */
+    dispose(r, NULL);
     *req = XCHG_REQUEST_NULL;
     return 1;
 }

@@ -102,14 +102,14 @@ int xchg_unpack_block(const void *in, void *buf, int disp, int count,
 
 int xchg_type_check_committed(MPI_Datatype type)
 {
-    /* MPI has no query for "committed"; packing zero elements is rejected
-     * for an uncommitted type by both MPICH and Open MPI (Open MPI crashes
-     * in MPI_Pack_size instead, so that is not used). */
     /* the common predefined types without asking MPI (two calls a type
      * on every call's checks) */
     if (type == MPI_BYTE || type == MPI_CHAR || type == MPI_INT || type == MPI_DOUBLE ||
         type == MPI_FLOAT || type == MPI_LONG || type == MPI_LONG_LONG || type == MPI_UNSIGNED)
         return MPI_SUCCESS;
+    /* MPI has no query for "committed"; packing zero elements is rejected
+     * for an uncommitted type by both MPICH and Open MPI (Open MPI crashes
+     * in MPI_Pack_size instead, so that is not used). */
     int combiner = 0, ni, na, nd;
     if (MPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS)
         return MPI_ERR_TYPE;

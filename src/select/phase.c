@@ -345,10 +345,8 @@ void xchg_phase_veto(xchg_comm_state *cs, const long long *f, double ratio)
     xchg_phase_counts *ph = &cs->phase;
     ph->vetoed = 1;
     ph->calls = 0;
-    ph->setup_at = 0;
+    ph->setup_at = 0; /* the set-up's call, which the count restarting would pass again */
     ph->check_at = VETO_CHECK;
-    ph->mpi_seconds = 0.0;
-    ph->timed = 0;
 }
 
 /* A vetoed communicator's check at call n (since the veto), on agreed

@@ -139,6 +139,19 @@ static unsigned long calls_so_far(MPI_Comm comm)
     return xchg_get_stats(comm, &s) == MPI_SUCCESS ? s.calls : 0;
 }
 
+/* Why xchg passed a call to MPI: xchg_stats.passed_to_mpi, nonzero. */
+static preload_reason passed_reason(int passed)
+{
+    switch (passed) {
+    case XCHG_PASSED_BEYOND_INT:
+        return REASON_LARGE;
+    case XCHG_PASSED_SLOWER:
+        return REASON_SLOWER;
+    default:
+        return REASON_BEFORE_SETUP;
+    }
+}
+
 static int alltoallv_routed(preload_entry entry, const void *sendbuf, const int sendcounts[],
                             const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
                             const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
@@ -156,8 +169,7 @@ static int alltoallv_routed(preload_entry entry, const void *sendbuf, const int 
     int passed;
     xchg_algo ran = algo_run(comm, before, &passed);
     if (passed) /* auto's first calls on comm, or after its verdict: MPI's own (docs/setup.md) */
-        preload_count_fell(entry, passed == XCHG_PASSED_SLOWER ? REASON_SLOWER
-                                                                : REASON_BEFORE_SETUP);
+        preload_count_fell(entry, passed_reason(passed));
     else
         preload_count_served(entry, ran);
     return rc;
@@ -283,11 +295,8 @@ int MPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
                               rdispls, recvtype, comm);
     int passed;
     xchg_algo algo = algo_run(comm, before, &passed);
-    if (passed == XCHG_PASSED_BEFORE_SETUP || passed == XCHG_PASSED_SLOWER)
-        preload_count_fell(entry, passed == XCHG_PASSED_SLOWER ? REASON_SLOWER
-                                                                : REASON_BEFORE_SETUP);
-    else if (passed)
-        preload_count_fell(entry, REASON_LARGE);
+    if (passed)
+        preload_count_fell(entry, passed_reason(passed));
     else
         preload_count_served(entry, algo);
     return rc;
