@@ -372,11 +372,16 @@ typedef struct xchg_stats {
                                 other calls leave it as it is);
                                 XCHG_NEIGHBOR_INVALID (-1) before any. A neighbour
                                 exchange sets algo and sparse_algo to INVALID */
+    size_t shm_bytes;        /* node-shared memory of the windows this process
+                                takes part in, all communicators together (each
+                                node segment's bytes; blocking calls of
+                                communicators with one group share one window:
+                                docs/setup.md) */
 } xchg_stats;
 
 /* Fills *stats for the calling rank. Not collective. A communicator xchg has
  * never used gives algo XCHG_ALGO_INVALID, temp_bytes 0, calls 0,
- * sparse_algo XCHG_SPARSE_INVALID. */
+ * sparse_algo XCHG_SPARSE_INVALID (shm_bytes is the process's, always). */
 XCHG_API int xchg_get_stats(MPI_Comm comm, xchg_stats *stats);
 
 /*

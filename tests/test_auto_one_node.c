@@ -16,8 +16,12 @@
  *   - dense 64 KiB blocks: shm too (the bytes cost the same either way);
  *   - dense then a ring on one communicator: linear again within
  *     XCHG_AUTO_REFRESH calls (the refresh sees the pattern move);
- *   - a nonblocking first call: linear (the window is made by a blocking
- *     call, never inside a coroutine), and shm once a blocking call made it;
+ *   - a nonblocking first call: linear (a window is made by a blocking
+ *     call, never inside a coroutine); then a blocking call: shm; then a
+ *     nonblocking call: linear (its coroutine may not use the window of
+ *     blocking calls, which other communicators of the group may borrow:
+ *     node/shm_window.h), and shm once the next blocking call made the
+ *     communicator's own window;
  *   - XCHG_SHM_BYTES=0 on a new communicator: linear, window or not;
  *   - a persistent request: correct whatever its init chose.
  * One rank (P=1) has no peers: linear.
@@ -141,7 +145,11 @@ int main(int argc, char **argv)
     a = exchange(comm, DENSE, 16, BLOCKING, &ok);
     EXPECT_RAN(a, ok, one_node, "then a blocking call");
     a = exchange(comm, DENSE, 16, NONBLOCKING, &ok);
-    EXPECT_RAN(a, ok, one_node, "then a nonblocking call");
+    EXPECT_RAN(a, ok, XCHG_ALGO_LINEAR, "then a nonblocking call (no window of its own yet)");
+    a = exchange(comm, DENSE, 16, BLOCKING, &ok);
+    EXPECT_RAN(a, ok, one_node, "then a blocking call again (it makes the own window)");
+    a = exchange(comm, DENSE, 16, NONBLOCKING, &ok);
+    EXPECT_RAN(a, ok, one_node, "then a nonblocking call (with its own window)");
     MPI_Comm_free(&comm);
 
     setenv("XCHG_SHM_BYTES", "0", 1);

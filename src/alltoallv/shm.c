@@ -119,14 +119,13 @@ static int shm_fallback(xchg_call *c)
 int xchg_alltoallv_shm(xchg_call *c)
 {
     xchg_shm_window *w = NULL;
-    /* inside a coroutine only a window ready to use (the nonblocking and
-     * persistent starts make it first: registry's prepare) */
-    if (!xchg_coro_inside() || xchg_shm_ready(c->cs)) {
-        /* a first window as large as this call needs, where agreed */
-        int rc = xchg_shm_window_of(c->cs, c->agreed ? (size_t)c->agreed->max_send : 0, &w);
-        if (rc != MPI_SUCCESS)
-            return rc;
-    }
+    /* a first window as large as this call needs, where agreed; inside a
+     * coroutine the communicator's own window where it has one (its
+     * nonblocking calls may run beside blocking calls on communicators
+     * that share the other: node/shm_window.h) */
+    int rc = xchg_shm_window_of(c->cs, c->agreed ? (size_t)c->agreed->max_send : 0, &w);
+    if (rc != MPI_SUCCESS)
+        return rc;
     if (!w)
         return shm_fallback(c);
     const uint64_t e = w->epoch + 1;
@@ -145,10 +144,12 @@ int xchg_alltoallv_shm(xchg_call *c)
     return shm_unpack(c, w, e);
 }
 
+/* The nonblocking and persistent calls' own window (registry: prepare;
+ * node/shm_window.h says why their own). */
 int xchg_shm_prepare(xchg_comm_state *cs)
 {
     xchg_shm_window *w;
-    return xchg_shm_window_of(cs, 0, &w);
+    return xchg_shm_own_window_of(cs, &w);
 }
 
 int xchg_shm_ready(const xchg_comm_state *cs)

@@ -67,8 +67,11 @@ static int blocking_start(xchg_comm_state *cs, xchg_algo algo)
     const xchg_algo_info *info = xchg_registry_find(algo);
     if (info && info->blocking_start)
         return 1;
-    if (info && info->prepare && !info->ready(cs))
-        return 1;
+    if (info && info->prepare && !info->ready(cs)) {
+        xchg_nb_drain(cs);
+        (void)info->prepare(cs); /* collective; a failure: the run finds out (agreed) */
+        return !info->ready(cs);
+    }
     if (algo == XCHG_ALGO_AUTO && !(cs->auto_prepared & 2) && xchg_select_prepares(cs)) {
         xchg_nb_drain(cs);
         xchg_select_prepare(cs, 1); /* collective; a failure only narrows the choice */
@@ -301,6 +304,10 @@ static int persistent_plan(a2av_persistent *q, xchg_algo algo)
     q->persist = q->algo->persist;
     if (q->persist && q->persist->fits && !q->persist->fits(c))
         q->persist = NULL;
+    /* reuse announced: the algorithm's prepare step now (collective, the
+     * same algorithm on every rank), so that no start blocks for it */
+    if (!q->persist && q->algo->prepare) /* made once: a no-op where it is */
+        (void)q->algo->prepare(cs); /* a failure: the run finds out (agreed) */
     return q->persist ? q->persist->init(c, &q->plan) : MPI_SUCCESS;
 }
 

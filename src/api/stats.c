@@ -5,6 +5,7 @@
  */
 #include "api.h"
 #include "neighbor/neighbor_internal.h"
+#include "node/shm_window.h"
 #include "sparse/sparse_internal.h"
 
 #include <pthread.h>
@@ -90,5 +91,6 @@ int xchg_get_stats(MPI_Comm comm, xchg_stats *stats)
         stats->sparse_algo = XCHG_SPARSE_INVALID;
         stats->neighbor_algo = XCHG_NEIGHBOR_INVALID;
     }
+    stats->shm_bytes = xchg_shm_bytes_held();
     return MPI_SUCCESS;
 }

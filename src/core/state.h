@@ -37,8 +37,11 @@ enum {
     XCHG_EXT_RECORD = 2,     /* XCHG_RECORD: the shapes seen (record.c) */
     XCHG_EXT_NODES = 3,      /* the node layout (node/node_layout.c) */
     XCHG_EXT_NEIGHBOR = 4,   /* the topology's graph and auto's choice (api/neighbor.c) */
-    XCHG_EXT_SHM = 5,        /* the node-shared window (node/shm_window.c) */
+    XCHG_EXT_SHM = 5,        /* the one-node window of blocking calls, shared
+                                by communicators of one group (node/shm_window.c) */
     XCHG_EXT_NODE_WINDOW = 6, /* the node layout's windows (node/shm_window.c) */
+    XCHG_EXT_SHM_OWN = 7,    /* the one-node window of nonblocking and persistent
+                                calls, the communicator's own (node/shm_window.c) */
     XCHG_EXT_ALGO = 8,       /* the first algorithm's slot */
     XCHG_EXT_COUNT = 48      /* room for 40 algorithms (registry.c asserts it) */
 };
@@ -87,6 +90,8 @@ typedef struct xchg_comm_state {
     xchg_settings settings; /* agreed once, when the state was made */
     int node_ready;        /* node_size and on_node are known (xchg_comm_node_map) */
     int auto_prepared;     /* xchg_select_prepare: 1 node map, 2 the node layout too */
+    int shm_own_wanted;    /* a coroutine ran shm without its own window: the next
+                              blocking shm call makes it (node/shm_window.c) */
     int nodes_failed;      /* the node layout, or a node-aware algorithm's state on
                               it, could not be made (agreed; node_layout.h): auto
                               chooses no node-aware algorithm here */

@@ -32,15 +32,34 @@ static void live_remove(xchg_shm_window *w)
     pthread_mutex_unlock(&live_lock);
 }
 
+/* The one-node windows that other communicators' blocking calls may
+ * borrow (under live_lock), and the next id a made one may take. */
+static xchg_shm_window *lendable;
+static uint64_t next_id = 1;
+
+static void lendable_remove(xchg_shm_window *w)
+{
+    for (xchg_shm_window **p = &lendable; *p; p = &(*p)->next_lendable)
+        if (*p == w) {
+            *p = w->next_lendable;
+            break;
+        }
+    w->next_lendable = NULL;
+}
+
 static int finalize_delete(MPI_Comm comm, int keyval, void *value, void *extra)
 {
     (void)comm, (void)keyval, (void)value, (void)extra;
     pthread_mutex_lock(&live_lock);
     xchg_shm_window *w = live;
     live = NULL;
+    lendable = NULL; /* nothing is borrowed after MPI_Finalize */
     pthread_mutex_unlock(&live_lock);
     while (w) {
         xchg_shm_window *next = w->next_live;
+        w->next_lendable = NULL;
+        if (w->group != MPI_GROUP_NULL)
+            MPI_Group_free(&w->group);
         MPI_Win_unlock_all(w->win);
         MPI_Win_free(&w->win);
         w->win = MPI_WIN_NULL;
@@ -148,13 +167,35 @@ static void window_release(xchg_shm_window *w)
     w->base = NULL;
 }
 
+/* A communicator's state lets go of its window: freed with the last
+ * communicator holding it (every member frees that one's state together:
+ * MPI_Comm_free is collective). */
 static void shm_free(void *p)
 {
     xchg_shm_window *w = p;
     if (!w)
         return;
+    pthread_mutex_lock(&live_lock);
+    int left = --w->holders;
+    if (left <= 0)
+        lendable_remove(w);
+    pthread_mutex_unlock(&live_lock);
+    if (left > 0)
+        return;
+    if (w->group != MPI_GROUP_NULL)
+        MPI_Group_free(&w->group);
     window_release(w); /* w->node is the state's pcomm or the layout's node */
     free(w);
+}
+
+size_t xchg_shm_bytes_held(void)
+{
+    size_t n = 0;
+    pthread_mutex_lock(&live_lock);
+    for (const xchg_shm_window *w = live; w; w = w->next_live)
+        n += w->stride * (size_t)w->P;
+    pthread_mutex_unlock(&live_lock);
+    return n;
 }
 
 /* Whether an error on any rank (one allreduce over comm): every rank gets
@@ -287,6 +328,8 @@ static xchg_shm_window *state_new(xchg_shm_window *spare, size_t entries)
     w->node = MPI_COMM_NULL;
     w->win = MPI_WIN_NULL;
     w->entries = entries;
+    w->group = MPI_GROUP_NULL;
+    w->holders = 1;
     return w;
 }
 
@@ -326,17 +369,90 @@ static size_t shm_first_half(const xchg_comm_state *cs, size_t first)
     return first > set ? set : first;
 }
 
-int xchg_shm_window_of(xchg_comm_state *cs, size_t first, xchg_shm_window **out)
+/* A lendable window of comm's group in its order, the newest (NULL: none,
+ * or borrowing is off: MPI_THREAD_MULTIPLE, where blocking calls on
+ * communicators of one group may run at once on different threads). */
+static xchg_shm_window *lendable_find(MPI_Comm comm)
 {
-    xchg_shm_window *w = cs->ext[XCHG_EXT_SHM];
-    *out = NULL;
+    int level = MPI_THREAD_SINGLE;
+    MPI_Group g = MPI_GROUP_NULL;
+    if (MPI_Query_thread(&level) != MPI_SUCCESS || level == MPI_THREAD_MULTIPLE ||
+        MPI_Comm_group(comm, &g) != MPI_SUCCESS)
+        return NULL;
+    pthread_mutex_lock(&live_lock);
+    xchg_shm_window *w = lendable;
+    for (int same; w; w = w->next_lendable)
+        if (w->usable && w->win != MPI_WIN_NULL &&
+            MPI_Group_compare(g, w->group, &same) == MPI_SUCCESS && same == MPI_IDENT)
+            break;
+    pthread_mutex_unlock(&live_lock);
+    MPI_Group_free(&g);
+    return w;
+}
+
+/* Whether every rank found the same lendable window (one allreduce over
+ * pcomm, which also agrees the id a window made instead takes: the
+ * largest next id of any rank, so one id names one window on every
+ * process). */
+static int borrow_agreed(xchg_comm_state *cs, const xchg_shm_window *found, uint64_t *id)
+{
+    pthread_mutex_lock(&live_lock);
+    long long v[3] = {found ? (long long)found->id : 0, found ? -(long long)found->id : 0,
+                      (long long)next_id};
+    pthread_mutex_unlock(&live_lock);
+    if (MPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_LONG_LONG, MPI_MAX, cs->pcomm) != MPI_SUCCESS)
+        return *id = 0, 0; /* every rank makes its own */
+    *id = (uint64_t)v[2];
+    return v[0] != 0 && v[0] == -v[1];
+}
+
+/* Offers a window just made to later communicators of its group. */
+static void lend(xchg_shm_window *w, MPI_Comm comm, uint64_t id)
+{
+    if (!id || MPI_Comm_group(comm, &w->group) != MPI_SUCCESS) {
+        w->group = MPI_GROUP_NULL;
+        return;
+    }
+    pthread_mutex_lock(&live_lock);
+    w->id = id;
+    if (next_id <= id)
+        next_id = id + 1;
+    w->next_lendable = lendable;
+    lendable = w;
+    pthread_mutex_unlock(&live_lock);
+}
+
+/* The window in cs's slot, made, or for blocking calls (lent) borrowed,
+ * on first need; grown where the last call asked. */
+static xchg_shm_window *one_node_window(xchg_comm_state *cs, int slot, size_t first)
+{
+    xchg_shm_window *w = cs->ext[slot];
     if (!w) {
+        const int lent = slot == XCHG_EXT_SHM;
+        uint64_t id = 0;
+        xchg_shm_window *found = lent && shm_possible(cs) ? lendable_find(cs->pcomm) : NULL;
+        if (lent && shm_possible(cs) && borrow_agreed(cs, found, &id)) {
+            pthread_mutex_lock(&live_lock);
+            found->holders++;
+            pthread_mutex_unlock(&live_lock);
+            cs->ext[slot] = found;
+            cs->ext_free[slot] = shm_free;
+            return found;
+        }
         xchg_shm_window spare;
         xchg_shm_window *use = state_new(&spare, (size_t)cs->size);
         use->P = cs->size;
         if (shm_possible(cs) && node_make(cs, use, use == &spare))
             use->usable = window_make(use, shm_first_half(cs, first), cs->settings.max_temp_bytes);
-        w = state_cache(cs, XCHG_EXT_SHM, use, &spare);
+        if (lent && use->usable && use != &spare)
+            lend(use, cs->pcomm, id);
+        w = state_cache(cs, slot, use, &spare);
+    }
+    /* a borrowed window's collectives run on this communicator (the
+     * same members in the same order as the one that made it) */
+    if (w->usable) {
+        w->node = cs->pcomm;
+        w->rank = cs->rank;
     }
     if (w->usable && w->grow_to > w->half && !fits(w, w->grow_to, cs)) {
         w->grow_to = 0; /* keep this window: larger calls run linear */
@@ -345,21 +461,57 @@ int xchg_shm_window_of(xchg_comm_state *cs, size_t first, xchg_shm_window **out)
         w->usable = window_make(w, (size_t)w->grow_to, cs->settings.max_temp_bytes);
         w->grow_to = 0;
     }
-    if (w->usable)
-        *out = w;
+    return w;
+}
+
+static int growth_due(const xchg_shm_window *w)
+{
+    return w->usable && w->grow_to > w->half;
+}
+
+int xchg_shm_window_of(xchg_comm_state *cs, size_t first, xchg_shm_window **out)
+{
+    xchg_shm_window *w;
+    if (xchg_coro_inside()) {
+        /* nothing collective here: without its own window (or one that
+         * must grow) the coroutine runs without, and the communicator's
+         * next blocking call makes it. Every rank sees the same: a
+         * blocking call first completes the nonblocking ones before it. */
+        w = cs->ext[XCHG_EXT_SHM_OWN];
+        if (!w || growth_due(w)) {
+            w = NULL;
+            cs->shm_own_wanted = 1;
+        }
+    } else {
+        if (cs->shm_own_wanted || cs->ext[XCHG_EXT_SHM_OWN])
+            (void)one_node_window(cs, XCHG_EXT_SHM_OWN, first);
+        cs->shm_own_wanted = 0;
+        w = one_node_window(cs, XCHG_EXT_SHM, first);
+    }
+    *out = w && w->usable ? w : NULL;
     return MPI_SUCCESS;
+}
+
+int xchg_shm_own_window_of(xchg_comm_state *cs, xchg_shm_window **out)
+{
+    xchg_shm_window *w = one_node_window(cs, XCHG_EXT_SHM_OWN, 0);
+    cs->shm_own_wanted = 0;
+    *out = w->usable ? w : NULL;
+    return MPI_SUCCESS;
+}
+
+int xchg_shm_window_ready(const xchg_comm_state *cs)
+{
+    const xchg_shm_window *w = cs->ext[XCHG_EXT_SHM_OWN];
+    return (w && !growth_due(w)) || cs->ext[XCHG_EXT_SHM];
 }
 
 int xchg_shm_window_usable(const xchg_comm_state *cs)
 {
     const xchg_shm_window *w = cs->ext[XCHG_EXT_SHM];
+    if (!w)
+        w = cs->ext[XCHG_EXT_SHM_OWN];
     return w ? w->usable : cs->size > 1 && shm_possible(cs);
-}
-
-int xchg_shm_window_ready(const xchg_comm_state *cs)
-{
-    const xchg_shm_window *w = cs->ext[XCHG_EXT_SHM];
-    return w && !(w->usable && w->grow_to > w->half);
 }
 
 void xchg_shm_publish(xchg_shm_window *w, uint64_t e)

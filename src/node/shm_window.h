@@ -12,8 +12,24 @@
  * alternating halves (epoch parity); each half is a header, a table of P
  * (offset, bytes) entries and XCHG_SHM_BYTES of packed blocks.
  *
- * Made on first need (collective over cs->pcomm), cached in
- * cs->ext[XCHG_EXT_SHM] and freed with the communicator's state. Whether
+ * Made on first need (collective over cs->pcomm) and freed with the
+ * communicator's state. A one-node window serves blocking calls of every
+ * communicator with the same group in the same order (MPI_IDENT): made by
+ * the first, borrowed by the others (agreed at their first need) and freed
+ * with the last of them, so the node's shared memory grows with the groups
+ * that run window-backed exchanges, not with the communicators. Borrowing
+ * is safe because blocking collectives on overlapping communicators must
+ * be called in one order on every process (MPI's rule against cyclic
+ * dependencies), so the window's epochs count their calls alike on every
+ * member. Nonblocking and persistent calls may be in flight on several
+ * communicators at once, in any order, and whether a coroutine may use a
+ * window must be decided from its own communicator's history alone (the
+ * same on every rank), so they never use the borrowable window: they use
+ * the communicator's own (cs->ext[XCHG_EXT_SHM_OWN]), made at a
+ * persistent init, at a nonblocking start on a communicator that has
+ * neither window, or at the communicator's next blocking call after a
+ * coroutine ran without it (as linear).
+ * Under MPI_THREAD_MULTIPLE nothing is borrowed. Whether
  * it can be used is agreed: every rank of pcomm on one shared-memory node,
  * no emulated nodes (XCHG_RANKS_PER_NODE below P), not the SMPI build, the
  * node's window within XCHG_MAX_TEMP_BYTES, and the window made on every
@@ -53,18 +69,38 @@ typedef struct xchg_shm_window {
     uint64_t grow_to; /* agreed: data bytes the next call grows to (0: none) */
     size_t refused;  /* node windows: the smallest growth refused (0: none), not retried */
     struct xchg_shm_window *next_live; /* the windows not yet freed (shm_window.c) */
+    /* a one-node window that blocking calls of other communicators may
+     * borrow: its members in order, the number of communicators holding
+     * it on this process, its id (agreed where made: the same on every
+     * member, unique on each process) */
+    MPI_Group group;
+    int holders;
+    uint64_t id;
+    struct xchg_shm_window *next_lendable;
 } xchg_shm_window;
 
-/* The window of cs, made or grown now when missing or too small (collective
- * over cs->pcomm: call it where every rank is, outside a coroutine, or
- * where xchg_shm_window_ready holds). *out is NULL when it cannot be used
- * (agreed on every rank); a failure to make or grow it makes it unusable
- * for good, never an error. first: where it is made, the bytes every rank
- * agreed the calling exchange needs at most (0: not known), which sizes
- * it unless XCHG_SHM_BYTES is set. */
+/* The one-node window of cs for this call. Outside a coroutine the window
+ * of blocking calls, made, borrowed or grown now when missing or too small
+ * (collective over cs->pcomm), and the communicator's own too where a
+ * coroutine wanted it. Inside one the own window where it is there and
+ * large enough, else none (nothing collective there). *out is NULL when
+ * it cannot be used (agreed on every rank); a failure to make or grow it
+ * makes it unusable for good, never an error. first: where it is made,
+ * the bytes every rank agreed the calling exchange needs at most (0: not
+ * known), which sizes it unless XCHG_SHM_BYTES is set. */
 int xchg_shm_window_of(xchg_comm_state *cs, size_t first, xchg_shm_window **out);
-/* Whether xchg_shm_window_of needs no communication now. */
+/* The communicator's own window, made or grown now (collective over
+ * cs->pcomm, outside a coroutine): at a persistent init, or at a
+ * nonblocking start on a communicator that has neither window. */
+int xchg_shm_own_window_of(xchg_comm_state *cs, xchg_shm_window **out);
+/* Whether a coroutine may run shm without a blocking start first: its own
+ * window is there and large enough, or the blocking calls' window was
+ * tried (the coroutine then runs without a window, and the next blocking
+ * call makes its own). Depends on this communicator's calls alone. */
 int xchg_shm_window_ready(const xchg_comm_state *cs);
+/* The node-shared memory of the windows this process takes part in (each
+ * node segment's bytes, all communicators together). */
+size_t xchg_shm_bytes_held(void);
 /* Whether a window may be used on cs, the same on every rank: once it was
  * tried, whether it was made (agreed there); before, from the settings
  * and the build alone (a communicator of one rank has no use for it). */

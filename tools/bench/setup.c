@@ -14,7 +14,11 @@
  *      MPI_Comm_free, repeated over enough communicators, with
  *      MPI_Alltoallv and with xchg_alltoallv;
  *   3. back-to-back calls on one communicator, xchg's first calls included
- *      (no warm-up: they are what a short program pays).
+ *      (no warm-up: they are what a short program pays);
+ *   4. the node-shared memory xchg holds (xchg_stats.shm_bytes) with one
+ *      and with 16 live duplicates of MPI_COMM_WORLD, each having run
+ *      blocking shm calls, and their first calls' times: the first makes
+ *      the window, the others borrow it (docs/setup.md).
  * A figure is the slowest rank's median over repetitions (tables 2 and 3:
  * over --runs, MPI's and xchg's runs taking turns so that a slow spell of
  * the machine falls on both). Blocks are dense: --bytes to every rank,
@@ -456,6 +460,64 @@ static int per_call_table(const su_run *r, MPI_Comm comm)
     return 0;
 }
 
+/* ---- table 4: shared memory with many communicators --------------------- */
+
+enum { SHARE_COMMS = 16 };
+
+static int shm_call(su_bufs *b, MPI_Comm comm)
+{
+    return xchg_alltoallv_algo(XCHG_ALGO_SHM, b->sb, b->sc, b->sd, MPI_BYTE, b->rb, b->rc,
+                               b->rd, MPI_BYTE, comm);
+}
+
+static size_t shm_held(MPI_Comm comm)
+{
+    xchg_stats s;
+    return xchg_get_stats(comm, &s) == MPI_SUCCESS ? s.shm_bytes : 0;
+}
+
+static int share_table(const su_run *r, su_bufs *b, MPI_Comm comm)
+{
+    MPI_Comm c[SHARE_COMMS];
+    double first[SHARE_COMMS];
+    size_t held[SHARE_COMMS];
+    int rc = MPI_SUCCESS;
+    for (int i = 0; i < SHARE_COMMS; i++) {
+        MPI_Comm_dup(MPI_COMM_WORLD, &c[i]);
+        MPI_Barrier(comm);
+        double t0 = MPI_Wtime();
+        int e = shm_call(b, c[i]);
+        first[i] = MPI_Wtime() - t0;
+        for (int k = 0; k < 3 && e == MPI_SUCCESS; k++)
+            e = shm_call(b, c[i]);
+        rc = rc == MPI_SUCCESS ? e : rc;
+        held[i] = shm_held(c[i]);
+    }
+    int n = ranks_differing(b, rc, comm);
+    double mine[2] = {first[0], 0}, most[2];
+    for (int i = 1; i < SHARE_COMMS; i++)
+        mine[1] += first[i] / (SHARE_COMMS - 1);
+    MPI_Allreduce(mine, most, 2, MPI_DOUBLE, MPI_MAX, comm);
+    char ran[64];
+    ran_on(c[0], ran, sizeof ran);
+    if (r->rank == 0) {
+        printf("# node-shared memory xchg holds: live duplicates of MPI_COMM_WORLD, each "
+               "after 4 blocking shm calls of %d B blocks, %d rank%s, %s; first call: the "
+               "slowest rank's\n", r->bytes, r->P, plural(r->P), r->lib);
+        printf("%12s %16s %18s  %s\n", "live comms", "shared bytes", "first call us",
+               "xchg ran (last call)");
+        printf("%12d %16zu %18.2f  %s\n", 1, held[0], most[0] * 1e6, ran);
+        printf("%12d %16zu %18.2f  (the mean first call of communicators 2-%d)\n",
+               SHARE_COMMS, held[SHARE_COMMS - 1], most[1] * 1e6, SHARE_COMMS);
+        if (n)
+            printf("FAIL: xchg_alltoallv's result differs from MPI_Alltoallv's on %d "
+                   "rank(s)\n", n);
+    }
+    for (int i = 0; i < SHARE_COMMS; i++)
+        MPI_Comm_free(&c[i]);
+    return n != 0;
+}
+
 /* ---- main --------------------------------------------------------------- */
 
 static void su_defaults(su_run *r, MPI_Comm comm)
@@ -536,6 +598,12 @@ int setup_main(int argc, char **argv, MPI_Comm comm)
         printf("\n"), fflush(stdout);
     if (!failed)
         failed = per_call_table(&r, comm);
+    if (!failed && r.rank == 0)
+        printf("\n"), fflush(stdout);
+    if (!failed) { /* the reference for table 4's check */
+        MPI_Alltoallv(b.sb, b.sc, b.sd, MPI_BYTE, b.ref, b.rc, b.rd, MPI_BYTE, comm);
+        failed = share_table(&r, &b, comm);
+    }
     bufs_free(&b);
     if (r.rank == 0)
         fflush(stdout);
