@@ -17,11 +17,13 @@
  *   - dense then a ring on one communicator: linear again within
  *     XCHG_AUTO_REFRESH calls (the refresh sees the pattern move);
  *   - a nonblocking first call: linear (a window is made by a blocking
- *     call, never inside a coroutine); then a blocking call: shm; then a
- *     nonblocking call: linear (its coroutine may not use the window of
- *     blocking calls, which other communicators of the group may borrow:
- *     node/shm_window.h), and shm once the next blocking call made the
- *     communicator's own window;
+ *     call, never inside a coroutine); then a blocking call: shm (and the
+ *     window the nonblocking call wanted); then a nonblocking call: shm;
+ *   - a blocking first call: shm; then a nonblocking call: linear (its
+ *     coroutine may not use the window of blocking calls, which other
+ *     communicators of the group may borrow, and auto's nonblocking start
+ *     makes none: node/shm_window.h); shm once the next blocking call made
+ *     the communicator's own;
  *   - XCHG_SHM_BYTES=0 on a new communicator: linear, window or not;
  *   - a persistent request: correct whatever its init chose.
  * One rank (P=1) has no peers: linear.
@@ -144,6 +146,13 @@ int main(int argc, char **argv)
     EXPECT_RAN(a, ok, XCHG_ALGO_LINEAR, "a nonblocking first call");
     a = exchange(comm, DENSE, 16, BLOCKING, &ok);
     EXPECT_RAN(a, ok, one_node, "then a blocking call");
+    a = exchange(comm, DENSE, 16, NONBLOCKING, &ok);
+    EXPECT_RAN(a, ok, one_node, "then a nonblocking call (the blocking one made its own window)");
+    MPI_Comm_free(&comm);
+
+    comm = fresh();
+    a = exchange(comm, DENSE, 16, BLOCKING, &ok);
+    EXPECT_RAN(a, ok, one_node, "a blocking first call");
     a = exchange(comm, DENSE, 16, NONBLOCKING, &ok);
     EXPECT_RAN(a, ok, XCHG_ALGO_LINEAR, "then a nonblocking call (no window of its own yet)");
     a = exchange(comm, DENSE, 16, BLOCKING, &ok);

@@ -137,13 +137,24 @@ static void test_algo(const char *name)
     MPI_Comm_set_errhandler(c1, MPI_ERRORS_RETURN);
     MPI_Comm_set_errhandler(c2, MPI_ERRORS_RETURN);
     {
-        /* one blocking call first: the communicators' one-time setup */
+        /* one blocking call and one nonblocking call first: the
+         * communicators' one-time setup (shm's nonblocking calls have a
+         * window of their own, made at the first one's start) */
         xcase x;
         make(&x, 0);
         int rc = xchg_alltoallv_algo(a, x.sb, x.sc, x.sd, MPI_INT, x.rb, x.rc, x.rd, MPI_INT, c1);
         rc |= xchg_alltoallv_algo(a, x.sb, x.sc, x.sd, MPI_INT, x.rb, x.rc, x.rd, MPI_INT, c2);
         verdict(name, "blocking call for setup", rc == MPI_SUCCESS && right(&x));
         drop(&x);
+        for (int k = 0; k < 2; k++) {
+            xchg_request req = XCHG_REQUEST_NULL;
+            make(&x, 0);
+            rc = start(a, &x, k ? c2 : c1, &req);
+            if (rc == MPI_SUCCESS)
+                rc = finish(&req, 0);
+            verdict(name, "nonblocking call for setup", rc == MPI_SUCCESS && right(&x));
+            drop(&x);
+        }
     }
 
     if (!blocks_at_start(a) && P > 1) {

@@ -69,6 +69,7 @@ void xchg_charge_setup_window(MPI_Aint bytes, int freed);
 #define MPI_Get_processor_name(...) XCHG_FLUSHED(MPI_Get_processor_name, __VA_ARGS__)
 #define MPI_Graph_neighbors(...) XCHG_FLUSHED(MPI_Graph_neighbors, __VA_ARGS__)
 #define MPI_Graph_neighbors_count(...) XCHG_FLUSHED(MPI_Graph_neighbors_count, __VA_ARGS__)
+#define MPI_Group_compare(...) XCHG_FLUSHED(MPI_Group_compare, __VA_ARGS__)
 #define MPI_Group_free(...) XCHG_FLUSHED(MPI_Group_free, __VA_ARGS__)
 #define MPI_Group_translate_ranks(...) XCHG_FLUSHED(MPI_Group_translate_ranks, __VA_ARGS__)
 #define MPI_Iallgather(...) XCHG_FLUSHED(MPI_Iallgather, __VA_ARGS__)

@@ -90,8 +90,9 @@ typedef struct xchg_comm_state {
     xchg_settings settings; /* agreed once, when the state was made */
     int node_ready;        /* node_size and on_node are known (xchg_comm_node_map) */
     int auto_prepared;     /* xchg_select_prepare: 1 node map, 2 the node layout too */
-    int shm_own_wanted;    /* a coroutine ran shm without its own window: the next
-                              blocking shm call makes it (node/shm_window.c) */
+    int coro_wanted_prepare; /* a coroutine ran without an algorithm's prepare step
+                              (shm's own window): the next blocking call makes it
+                              (node/shm_window.c) */
     int nodes_failed;      /* the node layout, or a node-aware algorithm's state on
                               it, could not be made (agreed; node_layout.h): auto
                               chooses no node-aware algorithm here */

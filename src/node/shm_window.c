@@ -480,12 +480,12 @@ int xchg_shm_window_of(xchg_comm_state *cs, size_t first, xchg_shm_window **out)
         w = cs->ext[XCHG_EXT_SHM_OWN];
         if (!w || growth_due(w)) {
             w = NULL;
-            cs->shm_own_wanted = 1;
+            cs->coro_wanted_prepare = 1;
         }
     } else {
-        if (cs->shm_own_wanted || cs->ext[XCHG_EXT_SHM_OWN])
+        if (cs->coro_wanted_prepare || cs->ext[XCHG_EXT_SHM_OWN])
             (void)one_node_window(cs, XCHG_EXT_SHM_OWN, first);
-        cs->shm_own_wanted = 0;
+        cs->coro_wanted_prepare = 0;
         w = one_node_window(cs, XCHG_EXT_SHM, first);
     }
     *out = w && w->usable ? w : NULL;
@@ -495,7 +495,7 @@ int xchg_shm_window_of(xchg_comm_state *cs, size_t first, xchg_shm_window **out)
 int xchg_shm_own_window_of(xchg_comm_state *cs, xchg_shm_window **out)
 {
     xchg_shm_window *w = one_node_window(cs, XCHG_EXT_SHM_OWN, 0);
-    cs->shm_own_wanted = 0;
+    cs->coro_wanted_prepare = 0;
     *out = w->usable ? w : NULL;
     return MPI_SUCCESS;
 }
@@ -503,7 +503,7 @@ int xchg_shm_own_window_of(xchg_comm_state *cs, xchg_shm_window **out)
 int xchg_shm_window_ready(const xchg_comm_state *cs)
 {
     const xchg_shm_window *w = cs->ext[XCHG_EXT_SHM_OWN];
-    return (w && !growth_due(w)) || cs->ext[XCHG_EXT_SHM];
+    return w && !growth_due(w);
 }
 
 int xchg_shm_window_usable(const xchg_comm_state *cs)

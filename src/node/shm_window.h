@@ -26,9 +26,10 @@
  * window must be decided from its own communicator's history alone (the
  * same on every rank), so they never use the borrowable window: they use
  * the communicator's own (cs->ext[XCHG_EXT_SHM_OWN]), made at a
- * persistent init, at a nonblocking start on a communicator that has
- * neither window, or at the communicator's next blocking call after a
- * coroutine ran without it (as linear).
+ * persistent init, at the first nonblocking start that needs it (which
+ * then blocks, as a start whose algorithm's one-time step is missing
+ * does), or, for auto, at the next blocking call after a coroutine ran
+ * without it (cs->coro_wanted_prepare).
  * Under MPI_THREAD_MULTIPLE nothing is borrowed. Whether
  * it can be used is agreed: every rank of pcomm on one shared-memory node,
  * no emulated nodes (XCHG_RANKS_PER_NODE below P), not the SMPI build, the
@@ -91,12 +92,12 @@ typedef struct xchg_shm_window {
 int xchg_shm_window_of(xchg_comm_state *cs, size_t first, xchg_shm_window **out);
 /* The communicator's own window, made or grown now (collective over
  * cs->pcomm, outside a coroutine): at a persistent init, or at a
- * nonblocking start on a communicator that has neither window. */
+ * nonblocking start that finds it missing or too small (registry:
+ * prepare). */
 int xchg_shm_own_window_of(xchg_comm_state *cs, xchg_shm_window **out);
-/* Whether a coroutine may run shm without a blocking start first: its own
- * window is there and large enough, or the blocking calls' window was
- * tried (the coroutine then runs without a window, and the next blocking
- * call makes its own). Depends on this communicator's calls alone. */
+/* Whether the own window is there and large enough, so that a coroutine
+ * may run shm without a blocking start first. Depends on this
+ * communicator's calls alone. */
 int xchg_shm_window_ready(const xchg_comm_state *cs);
 /* The node-shared memory of the windows this process takes part in (each
  * node segment's bytes, all communicators together). */
