@@ -95,6 +95,25 @@ static const char *name(xchg_algo a)
     CHECK_ALL((ok) && (a) == (want) && check_same_everywhere((int)(a), MPI_COMM_WORLD), \
               "%s: auto ran %s, expected %s (correct: %d)", what, name(a), name(want), ok)
 
+/* Dense 16 B calls on a new communicator, one per step, each expecting
+ * what auto runs. */
+typedef struct call_step {
+    int how;
+    xchg_algo want;
+    const char *what;
+} call_step;
+
+static void calls_on_fresh(const call_step *steps, int n)
+{
+    MPI_Comm comm = fresh();
+    for (int i = 0; i < n; i++) {
+        int ok;
+        xchg_algo a = exchange(comm, DENSE, 16, steps[i].how, &ok);
+        EXPECT_RAN(a, ok, steps[i].want, steps[i].what);
+    }
+    MPI_Comm_free(&comm);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -141,25 +160,17 @@ int main(int argc, char **argv)
     }
     MPI_Comm_free(&comm);
 
-    comm = fresh();
-    a = exchange(comm, DENSE, 16, NONBLOCKING, &ok);
-    EXPECT_RAN(a, ok, XCHG_ALGO_LINEAR, "a nonblocking first call");
-    a = exchange(comm, DENSE, 16, BLOCKING, &ok);
-    EXPECT_RAN(a, ok, one_node, "then a blocking call");
-    a = exchange(comm, DENSE, 16, NONBLOCKING, &ok);
-    EXPECT_RAN(a, ok, one_node, "then a nonblocking call (the blocking one made its own window)");
-    MPI_Comm_free(&comm);
-
-    comm = fresh();
-    a = exchange(comm, DENSE, 16, BLOCKING, &ok);
-    EXPECT_RAN(a, ok, one_node, "a blocking first call");
-    a = exchange(comm, DENSE, 16, NONBLOCKING, &ok);
-    EXPECT_RAN(a, ok, XCHG_ALGO_LINEAR, "then a nonblocking call (no window of its own yet)");
-    a = exchange(comm, DENSE, 16, BLOCKING, &ok);
-    EXPECT_RAN(a, ok, one_node, "then a blocking call again (it makes the own window)");
-    a = exchange(comm, DENSE, 16, NONBLOCKING, &ok);
-    EXPECT_RAN(a, ok, one_node, "then a nonblocking call (with its own window)");
-    MPI_Comm_free(&comm);
+    const call_step nonblocking_first[] = {
+        {NONBLOCKING, XCHG_ALGO_LINEAR, "a nonblocking first call"},
+        {BLOCKING, one_node, "then a blocking call"},
+        {NONBLOCKING, one_node, "then a nonblocking call (the blocking one made its own window)"}};
+    calls_on_fresh(nonblocking_first, 3);
+    const call_step blocking_first[] = {
+        {BLOCKING, one_node, "a blocking first call"},
+        {NONBLOCKING, XCHG_ALGO_LINEAR, "then a nonblocking call (no window of its own yet)"},
+        {BLOCKING, one_node, "then a blocking call again (it makes the own window)"},
+        {NONBLOCKING, one_node, "then a nonblocking call (with its own window)"}};
+    calls_on_fresh(blocking_first, 4);
 
     setenv("XCHG_SHM_BYTES", "0", 1);
     comm = fresh();

@@ -58,10 +58,11 @@ static void persistent_release(a2av_persistent *q)
  * exchanges on two communicators, each blocked in one, can wait for each
  * other across ranks. So what has no nonblocking form runs at the start
  * (after what is queued on cs), where every rank is at the same point of
- * its program: the RMA algorithms (a window per call, fences, locks) and
- * one-time setup (hierarchical's node communicators; the node map and
- * those communicators for auto, made now if missing, after which auto
- * runs nonblocking). */
+ * its program: the RMA algorithms (a window per call, fences, locks).
+ * One-time setup is made there too, after which the exchange runs as a
+ * coroutine: an algorithm's prepare step (hierarchical's node
+ * communicators, shm's own window), or auto's node map and those
+ * communicators. */
 static int blocking_start(xchg_comm_state *cs, xchg_algo algo)
 {
     const xchg_algo_info *info = xchg_registry_find(algo);

@@ -422,16 +422,17 @@ static void lend(xchg_shm_window *w, MPI_Comm comm, uint64_t id)
     pthread_mutex_unlock(&live_lock);
 }
 
-/* The window in cs's slot, made, or for blocking calls (lent) borrowed,
- * on first need; grown where the last call asked. */
+/* The window in cs's slot, made on first need (or for blocking calls,
+ * XCHG_EXT_SHM, borrowed where every rank found one); grown where the
+ * last call asked. */
 static xchg_shm_window *one_node_window(xchg_comm_state *cs, int slot, size_t first)
 {
     xchg_shm_window *w = cs->ext[slot];
     if (!w) {
-        const int lent = slot == XCHG_EXT_SHM;
+        const int shared = slot == XCHG_EXT_SHM && shm_possible(cs);
         uint64_t id = 0;
-        xchg_shm_window *found = lent && shm_possible(cs) ? lendable_find(cs->pcomm) : NULL;
-        if (lent && shm_possible(cs) && borrow_agreed(cs, found, &id)) {
+        xchg_shm_window *found = shared ? lendable_find(cs->pcomm) : NULL;
+        if (shared && borrow_agreed(cs, found, &id)) {
             pthread_mutex_lock(&live_lock);
             found->holders++;
             pthread_mutex_unlock(&live_lock);
@@ -444,7 +445,7 @@ static xchg_shm_window *one_node_window(xchg_comm_state *cs, int slot, size_t fi
         use->P = cs->size;
         if (shm_possible(cs) && node_make(cs, use, use == &spare))
             use->usable = window_make(use, shm_first_half(cs, first), cs->settings.max_temp_bytes);
-        if (lent && use->usable && use != &spare)
+        if (shared && use->usable && use != &spare)
             lend(use, cs->pcomm, id);
         w = state_cache(cs, slot, use, &spare);
     }

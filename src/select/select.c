@@ -700,12 +700,12 @@ static xchg_algo runnable(const xchg_call *c, const select_state *st)
     const xchg_algo_info *info = xchg_registry_find(st->choice);
     if (info && info->usable && !info->usable(c->cs))
         return st->fallback; /* e.g. a window MPI refused since the choice */
-    if (info && info->prepare && !c->cs->nodes_failed && xchg_coro_inside() &&
-        !info->ready(c->cs))
-        c->cs->coro_wanted_prepare = 1; /* the next blocking call makes it (shm) */
-    if (info && info->prepare &&
-        (c->cs->nodes_failed || (xchg_coro_inside() && !info->ready(c->cs))))
+    if (info && info->prepare && c->cs->nodes_failed)
         return st->fallback;
+    if (info && info->prepare && xchg_coro_inside() && !info->ready(c->cs)) {
+        c->cs->coro_wanted_prepare = 1; /* the next blocking call makes it (shm) */
+        return st->fallback;
+    }
     if (info && info->blocking_start && xchg_coro_inside())
         return st->fallback;
     return st->choice;
